@@ -1,0 +1,25 @@
+# tlab_add_test(NAME <name> LABELS <label>... SOURCES <file>... [LIBS <lib>...]
+#               [TIMEOUT <seconds>] [ARGS <arg>...])
+#
+# Builds one test executable and registers it with ctest. Labels in use:
+#   unit      GoogleTest contract tests, no sleeping, manual clock
+#   property  rapidcheck stateful tests against a reference model
+#   model     Relacy models over the shipped core code
+#   tsan      multi-threaded tests; scripts/test also runs these under the tsan preset
+#   scenario  shipped scenario files run through tlab
+#   slow      real-clock or long runs; not part of the default CI run
+#   bench     Google Benchmark programs; never run by default
+# TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
+function(tlab_add_test)
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "LABELS;SOURCES;LIBS;ARGS" ${ARGN})
+  if(NOT T_NAME OR NOT T_SOURCES)
+    message(FATAL_ERROR "tlab_add_test: NAME and SOURCES are required")
+  endif()
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE tlab_core ${T_LIBS})
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
+endfunction()

@@ -1,0 +1,46 @@
+// tlab/base/check.h: invariants as code.
+//
+// TLAB_CHECK(cond, fmt-ish message...) is always on, in every build type, because
+// the engine exists to be verified: an invariant that only holds in Debug builds is
+// a claim, not a check. On failure it prints the expression, the location and the
+// operands the caller passed (tokio's "elapsed={}; when={}" habit), then aborts.
+// Cost: one well-predicted branch on the happy path; the message is only built on
+// failure.
+//
+// TLAB_DCHECK is the same but compiled out when NDEBUG is set; use it only on hot
+// paths whose invariant is also covered by a check_invariants() call in tests.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+namespace tlab::detail {
+
+template <class... Args>
+[[noreturn]] void check_failed(const char* expr, const char* file, int line, const Args&... args) {
+  std::ostringstream os;
+  ((os << args), ...);
+  std::fprintf(stderr, "%s:%d: TLAB_CHECK(%s) failed: %s\n", file, line, expr, os.str().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace tlab::detail
+
+#define TLAB_CHECK(cond, ...)                                                   \
+  do {                                                                          \
+    if (!(cond)) [[unlikely]] {                                                 \
+      ::tlab::detail::check_failed(#cond, __FILE__, __LINE__, "" __VA_OPT__(, ) \
+                                       __VA_ARGS__);                            \
+    }                                                                           \
+  } while (0)
+
+#ifdef NDEBUG
+#define TLAB_DCHECK(cond, ...) \
+  do {                         \
+  } while (0)
+#else
+#define TLAB_DCHECK(cond, ...) TLAB_CHECK(cond, __VA_ARGS__)
+#endif

@@ -1,0 +1,137 @@
+// tlab/platform/mutant.h: the catalogue of deliberate, named bugs.
+//
+// A Mutant is a real failure class, compiled into the shipped code behind
+// `if (Platform::mutated(Mutant::kX))`. In StdPlatform mutated() is
+// `constexpr false`, so the branch and the buggy code vanish at compile time
+// (static_assert'ed in std_platform.h). In StressPlatform the tlab runner turns
+// one on with --mutant; in RelacyPlatform a model turns one on per run.
+//
+// Mutants exist so that every check can prove it detects something: each one is
+// listed in the `catches` of at least one scenario, property test or model, and
+// `tlab check` fails if a listed mutant survives.
+//
+// To add one: append an enumerator (before kCount) and a row to kMutantInfo in the
+// same order; the static_assert below keeps the two in step.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tlab {
+
+enum class Mutant : std::uint8_t {
+  // --- timeout_token.h (RFC 0014) ---
+  kTokenFlagOnly,         // arm() does not bump the generation: ABA, stale resolve wins
+  kTokenRelaxedResolve,   // resolve CAS is relaxed: waiter may miss the resolver's writes
+  kTokenLoadStoreResolve, // resolve is load-compare-store, not CAS: two winners
+  // --- waiter.h ---
+  kWaiterResumeOnLostResolve,  // a loser of resolve resumes the waiter anyway
+  // --- timer_service.h (seed 001) ---
+  kTimerNotifyWithoutLock,     // notify outside the lock: missed notify
+  kTimerSleepNotWait,          // "Attempt 2": sleep until head, deaf to earlier tasks
+  kTimerNoNotifyOnEarlier,     // no wake when a new task becomes the head
+  kTimerExceptionKillsThread,  // a throwing task kills the timer thread
+  kTimerShutdownNoWake,        // shutdown does not wake a sleeping thread
+  kTimerFixedRateAsDelay,      // fixed-rate computed from run time: drift, no catch-up
+  kTimerCancelNoRemove,        // cancel reports success but the task still runs
+  // --- queue/ ---
+  kHeapUnstableTies,           // equal deadlines fire out of FIFO order
+  kHashedWheelIgnoreRounds,    // hashed wheel fires an entry whose rounds are not done
+  kHierWheelNoCascade,         // hierarchical wheel fires a coarse slot without cascading
+  kWheelNoGenerationCheck,     // per-worker wheel fires a stale (cancelled) entry
+  kQueueCancelLeaksEntry,      // cancel reports success but leaves the entry live
+  // --- executor.h (seed 003) ---
+  kWorkerDropOnShutdown,       // a stopping worker drops its wheel: lost timers
+  kExecutorCancelStateOnly,    // cancel sets state without bumping generation
+  // --- sync/ ---
+  kWaitGroupPlainCounter,      // done() after a timeout drives the counter negative
+  kMutexUnlockNoResolve,       // unlock hands the lock over without resolving the token
+  kSemaphoreLostPermit,        // a timed-out waiter that was also signalled drops the permit
+  // --- coro/ ---
+  kCoroTimerLeak,              // with_timeout does not cancel the timer when the awaitable wins
+  // --- clock.h ---
+  kDelayOverflowWraps,         // now + huge delay wraps into the past and fires at once
+  kCount
+};
+
+inline constexpr std::size_t kMutantCount = static_cast<std::size_t>(Mutant::kCount);
+
+struct MutantInfo {
+  Mutant id;
+  std::string_view name;           // CLI spelling, snake_case, stable
+  std::string_view component;      // the core/ file the bug lives in
+  std::string_view failure_class;  // what a user would see
+};
+
+inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
+    {Mutant::kTokenFlagOnly, "token_flag_only", "timeout_token.h",
+     "ABA: a stale token resolves a newer arming (no generation)"},
+    {Mutant::kTokenRelaxedResolve, "token_relaxed_resolve", "timeout_token.h",
+     "resolve without acquire/release: the woken side misses the resolver's writes"},
+    {Mutant::kTokenLoadStoreResolve, "token_load_store_resolve", "timeout_token.h",
+     "non-atomic resolve: canceller and expiry both win, double resume"},
+    {Mutant::kWaiterResumeOnLostResolve, "waiter_resume_on_lost_resolve", "waiter.h",
+     "a resolver that lost the race resumes the waiter anyway: double resume"},
+    {Mutant::kTimerNotifyWithoutLock, "timer_notify_without_lock", "timer_service.h",
+     "missed notify: an earlier task waits for the old head's deadline"},
+    {Mutant::kTimerSleepNotWait, "timer_sleep_not_wait", "timer_service.h",
+     "seed 001 Attempt 2: the timer thread sleeps and cannot be woken"},
+    {Mutant::kTimerNoNotifyOnEarlier, "timer_no_notify_on_earlier", "timer_service.h",
+     "an earlier task never wakes the timer thread: it fires late"},
+    {Mutant::kTimerExceptionKillsThread, "timer_exception_kills_thread", "timer_service.h",
+     "a throwing task kills the timer thread: later tasks are lost"},
+    {Mutant::kTimerShutdownNoWake, "timer_shutdown_no_wake", "timer_service.h",
+     "shutdown leaves the timer thread asleep: join hangs until the head is due"},
+    {Mutant::kTimerFixedRateAsDelay, "timer_fixed_rate_as_delay", "timer_service.h",
+     "fixed-rate task scheduled from its run time: drift, no catch-up"},
+    {Mutant::kTimerCancelNoRemove, "timer_cancel_no_remove", "timer_service.h",
+     "cancel reports success but the task still runs: fired after cancel"},
+    {Mutant::kHeapUnstableTies, "heap_unstable_ties", "queue/binary_heap.h",
+     "equal deadlines fire out of insertion order"},
+    {Mutant::kHashedWheelIgnoreRounds, "hashed_wheel_ignore_rounds", "queue/hashed_wheel.h",
+     "an entry more than one revolution away fires a revolution early"},
+    {Mutant::kHierWheelNoCascade, "hier_wheel_no_cascade", "queue/hierarchical_wheel.h",
+     "a coarse-level slot fires without cascading: early fire"},
+    {Mutant::kWheelNoGenerationCheck, "wheel_no_generation_check", "queue/per_worker_wheel.h",
+     "a lazily cancelled entry fires anyway: fired after cancel"},
+    {Mutant::kQueueCancelLeaksEntry, "queue_cancel_leaks_entry", "queue/*",
+     "cancel reports success but the entry still fires"},
+    {Mutant::kWorkerDropOnShutdown, "worker_drop_on_shutdown", "executor.h",
+     "a stopping worker drops its timers instead of merging them: lost timers"},
+    {Mutant::kExecutorCancelStateOnly, "executor_cancel_state_only", "executor.h",
+     "cancel flips state without a generation bump: a re-armed handle's old entry fires"},
+    {Mutant::kWaitGroupPlainCounter, "wait_group_plain_counter", "sync/timed_wait_group.h",
+     "one plain counter: done() after a timeout drives it below zero"},
+    {Mutant::kMutexUnlockNoResolve, "mutex_unlock_no_resolve", "sync/timed_mutex.h",
+     "unlock wakes a waiter without winning its token: double resume / lock lost"},
+    {Mutant::kSemaphoreLostPermit, "semaphore_lost_permit", "sync/timed_semaphore.h",
+     "a permit handed to a waiter that timed out is dropped: permits leak"},
+    {Mutant::kCoroTimerLeak, "coro_timer_leak", "coro/with_timeout.h",
+     "the losing timer of with_timeout is never cancelled: leaked timers"},
+    {Mutant::kDelayOverflowWraps, "delay_overflow_wraps", "clock.h",
+     "now + huge delay wraps into the past: the timer fires at once"},
+}};
+
+constexpr bool mutant_table_in_order() {
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    if (static_cast<std::size_t>(kMutantInfo[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(mutant_table_in_order(), "kMutantInfo rows must follow the Mutant enum order");
+
+constexpr std::string_view name_of(Mutant m) {
+  return kMutantInfo[static_cast<std::size_t>(m)].name;
+}
+
+constexpr std::optional<Mutant> mutant_from_name(std::string_view name) {
+  for (const auto& row : kMutantInfo) {
+    if (row.name == name) return row.id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tlab
