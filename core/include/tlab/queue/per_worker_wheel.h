@@ -1,0 +1,443 @@
+// tlab/queue/per_worker_wheel.h: PerWorkerWheelQueue, the single-owner worker-local
+// wheel of seed 003, with generation-checked LAZY cancel.
+//
+// A hashed ring of power-of-two buckets (QueueConfig::wheel_slots, rounded up), one
+// tick (QueueConfig::tick) per bucket, ticks counted from QueueConfig::start. An entry
+// for deadline d is due at tick ceil((d - start) / tick) (tick_grid.h: rounding UP is
+// what forbids early fire) and lives in bucket due_tick & mask, carrying
+// (due_tick, generation, slot index, payload): the seed's (deadline_tick,
+// generation, handle_ptr). It is tuned for the seed's workload: timers that are
+// mostly cancelled before they fire (timeouts), where unlinking on cancel is the cost
+// to avoid. cancel() only bumps the slot's generation (Slab::free) and counts
+// garbage; the bucket keeps the now-stale entry until a drain, a compaction or a
+// scrub walks past it.
+//
+//   insert      O(1) amortised: push_back into the bucket
+//   cancel      O(1): slab free + two counter increments; the bucket is untouched
+//   reschedule  O(1): tombstone the old entry in place, push into the new bucket
+//   expire      O(ticks elapsed + entries in the visited buckets), at most one
+//               revolution of buckets; a longer gap sweeps each bucket once
+//   scrub(k)    O(entries in k buckets)
+//   take_all    O(entries): empties the wheel (worker stop)
+//   next        O(entries, stale included): a scan; the executor does not use it
+//
+// Geometry with the defaults (512 slots): 1 ms tick -> 512 ms per revolution; 100 us
+// tick -> 51.2 ms. Entries further out than a revolution share their bucket with
+// nearer ones ("rounds", as in Netty's HashedWheelTimer): a drain fires only the
+// entries whose due_tick has come and keeps the rest.
+//
+// Stale-entry accounting (the seed's "Garbage Tracking"; the executor's cross-thread
+// striped counters live in executor/striped_counter.h, this is the owner-local half):
+//   stale_[b]   exact number of stale entries (cancelled, rescheduled away) in bucket
+//               b; check_invariants() recounts it.
+//   garbage_    sum of stale_[]: stale entries anywhere in the wheel.
+// Draining bucket b at its tick fires the due live entries and drops the due stale
+// ones. Not-yet-due entries are kept after comparing their due_tick only, which is a
+// sequential read of the bucket vector. Telling a not-yet-due entry stale costs a
+// random read of its slab slot, so the drain does that ("lazy compaction": the
+// bucket is rebuilt with only live entries) only when stale_[b] >= kCompactMinStale
+// and stale_[b] * kCompactRatio >= bucket size. With a ratio of 4 the rebuild pays at
+// most 4 slot reads per stale entry it removes, so its cost is amortised O(1) per
+// cancel; the minimum of 8 keeps small buckets on the cheap path, where their few
+// stale entries die anyway when they come due. scrub(budget) visits the next
+// `budget` buckets round-robin and rebuilds those over the same threshold: the
+// seed's background scrub for far-future buckets that no drain reaches soon.
+//
+// Where it departs from seed 003: the seed keeps a VecDeque per bucket and the
+// generation in a shared handle; here the generation is the slab slot's (queue/
+// slab.h, 32-bit, same ABA bound) because this queue is single-owner. The payload is
+// stored in the bucket entry, not in the slot, so a stale entry still holds its
+// payload until it is dropped (as the seed's entry holds its Arc); that is what the
+// wheel_no_generation_check mutant fires. scrub_if() lets an owner whose payloads
+// carry their own liveness (the executor: a timer cancelled from another thread)
+// drop those entries too.
+//
+// Mutants: kWheelNoGenerationCheck (a due stale entry fires: fired after cancel),
+// kQueueCancelLeaksEntry (cancel returns true but leaves the entry live).
+//
+// Ground rules: single owner, no synchronisation. Sinks run after the due entries
+// have been removed, so a sink may call back into the queue; an entry it inserts that
+// is already due fires on the next expire().
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tlab/base/check.h"
+#include "tlab/clock.h"
+#include "tlab/platform/std_platform.h"
+#include "tlab/queue/slab.h"
+#include "tlab/queue/tick_grid.h"
+#include "tlab/queue/timer_queue.h"
+
+namespace tlab {
+
+template <class T, class P = StdPlatform>
+class PerWorkerWheelQueue {
+ public:
+  using Payload = T;
+  static constexpr std::string_view kName = "per_worker_wheel";
+  // Rebuild a bucket only when it holds at least this many stale entries...
+  static constexpr std::uint32_t kCompactMinStale = 8;
+  // ...and at least 1/kCompactRatio of its entries are stale (see the header).
+  static constexpr std::uint32_t kCompactRatio = 4;
+
+  struct Counters {
+    std::uint64_t compactions = 0;     // buckets rebuilt during a drain
+    std::uint64_t scrub_rebuilds = 0;  // buckets rebuilt by scrub()/scrub_if()
+    std::uint64_t stale_dropped = 0;   // stale entries removed by any path
+  };
+
+  explicit PerWorkerWheelQueue(QueueConfig cfg = {})
+      : grid_(cfg.start, cfg.tick), last_now_(cfg.start) {
+    std::uint32_t n = 2;
+    while (n < cfg.wheel_slots) {
+      TLAB_CHECK(n <= (1u << 30), "PerWorkerWheelQueue: wheel_slots too large: ", cfg.wheel_slots);
+      n <<= 1;
+    }
+    mask_ = n - 1;
+    buckets_.resize(n + 1);  // + the overdue bucket
+    stale_.assign(n + 1, 0);
+    if (cfg.capacity_hint != 0) slab_.reserve(cfg.capacity_hint);
+  }
+
+  // tlab::PerWorkerWheelQueue::insert: adds `payload` due at `deadline`.
+  // Ensures: the entry fires in the first expire(now) with now >= due(deadline).
+  TimerHandle insert(Instant deadline, T payload) {
+    const std::int64_t due = grid_.due_tick(deadline);
+    const std::uint32_t b = bucket_for(due);
+    const std::uint32_t i = slab_.alloc(Node{b, 0});
+    place(i, b, due, deadline, std::move(payload));
+    return slab_.handle(i);
+  }
+
+  // tlab::PerWorkerWheelQueue::cancel: lazily cancels h.
+  // Ensures: returns true iff h was pending; then it never fires. The bucket entry
+  // stays where it is, counted in stale_[its bucket] and garbage().
+  bool cancel(TimerHandle h) {
+    if (!slab_.valid(h)) return false;
+    if (P::mutated(Mutant::kQueueCancelLeaksEntry)) return true;  // bug: entry stays live
+    const std::uint32_t b = slab_[h.index].bucket;
+    ++stale_[b];
+    ++garbage_;
+    slab_.free(h.index);  // bumps the slot generation: the bucket entry is now stale
+    return true;
+  }
+
+  // tlab::PerWorkerWheelQueue::reschedule: moves pending h to `deadline`; h stays
+  // valid. Returns false (and does nothing) if h is not pending.
+  bool reschedule(TimerHandle h, Instant deadline) {
+    if (!slab_.valid(h)) return false;
+    Node& n = slab_[h.index];
+    Entry& old = buckets_[n.bucket][n.pos];
+    TLAB_DCHECK(old.index == h.index && old.generation == h.generation,
+                "PerWorkerWheelQueue: node position out of date, pos=", n.pos);
+    T payload = std::move(old.payload);
+    old.index = kTombstone;  // the old entry is stale from now on
+    ++stale_[n.bucket];
+    ++garbage_;
+    const std::int64_t due = grid_.due_tick(deadline);
+    const std::uint32_t b = bucket_for(due);
+    n.bucket = b;
+    place(h.index, b, due, deadline, std::move(payload));
+    return true;
+  }
+
+  // tlab::PerWorkerWheelQueue::expire: fires every entry due at `now`.
+  // Requires: now >= the previous expire()'s now (and >= QueueConfig::start).
+  // Ensures: sink(payload, deadline) for each, in nondecreasing due() order; due
+  // stale entries in the visited buckets are dropped. Returns the number fired.
+  template <class Sink>
+  std::size_t expire(Instant now, Sink&& sink) {
+    TLAB_CHECK(now >= last_now_,
+               "PerWorkerWheelQueue::expire: time going backwards last=", last_now_, " now=", now);
+    last_now_ = now;
+    P::fault(FaultPoint::kQueueBeforeExpire);
+    const std::int64_t now_tick = grid_.elapsed_tick(now);
+    std::vector<Entry> batch;
+    batch.swap(batch_);  // reuse capacity; a re-entrant expire() gets an empty one
+    batch.clear();
+    drain(overdue(), now_tick, batch);  // everything there is due (<= cursor_)
+    const std::uint64_t gap =
+        static_cast<std::uint64_t>(now_tick) - static_cast<std::uint64_t>(cursor_);
+    if (now_tick > cursor_ && gap > mask_) {
+      for (std::uint32_t b = 0; b <= mask_; ++b) drain(b, now_tick, batch);
+    } else {
+      for (std::int64_t t = cursor_ + 1; t <= now_tick; ++t) {
+        drain(static_cast<std::uint32_t>(static_cast<std::uint64_t>(t) & mask_), t, batch);
+      }
+    }
+    if (now_tick > cursor_) cursor_ = now_tick;
+    const auto by_due = [](const Entry& a, const Entry& b) { return a.due_tick < b.due_tick; };
+    if (!std::is_sorted(batch.begin(), batch.end(), by_due)) {
+      std::stable_sort(batch.begin(), batch.end(), by_due);
+    }
+    for (Entry& e : batch) sink(std::move(e.payload), e.deadline);
+    const std::size_t fired = batch.size();
+    batch.clear();
+    batch_.swap(batch);
+    return fired;
+  }
+
+  // tlab::PerWorkerWheelQueue::next_deadline: the due() instant (>= the deadline) of
+  // the earliest live entry; expire() at that instant fires it. O(entries).
+  std::optional<Instant> next_deadline() const {
+    std::optional<std::int64_t> best;
+    for (const auto& bucket : buckets_) {
+      for (const Entry& e : bucket) {
+        if (live(e) && (!best || e.due_tick < *best)) best = e.due_tick;
+      }
+    }
+    if (!best) return std::nullopt;
+    return grid_.instant_of(*best);
+  }
+
+  std::size_t size() const noexcept { return slab_.live_count(); }
+  bool empty() const noexcept { return size() == 0; }
+  bool contains(TimerHandle h) const noexcept { return slab_.valid(h); }
+  Duration tick() const noexcept { return grid_.tick(); }
+
+  // Stale entries anywhere in the wheel (owner-local garbage counter).
+  std::size_t garbage() const noexcept { return garbage_; }
+  // Number of ring buckets (a power of two; the overdue bucket is not counted).
+  std::size_t bucket_count() const noexcept { return mask_ + 1; }
+  // Entries, live and stale, physically held (memory the garbage costs).
+  std::size_t stored_entries() const noexcept {
+    std::size_t n = 0;
+    for (const auto& bucket : buckets_) n += bucket.size();
+    return n;
+  }
+  // Stale entries in the bucket that tick `t` maps to.
+  std::uint32_t stale_in_bucket_of_tick(std::int64_t t) const noexcept {
+    return stale_[static_cast<std::uint64_t>(t) & mask_];
+  }
+  const Counters& counters() const noexcept { return counters_; }
+
+  // tlab::PerWorkerWheelQueue::scrub: visits the next `budget` buckets round-robin
+  // and rebuilds each whose stale count passes the compaction threshold.
+  // Returns the number of stale entries removed.
+  std::size_t scrub(std::size_t budget) {
+    return scrub_if(budget, [](const T&) { return false; });
+  }
+
+  // tlab::PerWorkerWheelQueue::scrub_if: scrub(), and also removes every live entry
+  // in the visited buckets whose payload satisfies `is_garbage` (garbage the owner
+  // knows of that the queue does not, e.g. a timer cancelled from another thread).
+  // Those entries are freed as if cancelled: they never reach a sink. Returns the
+  // number of entries removed (stale + is_garbage).
+  template <class Pred>
+  std::size_t scrub_if(std::size_t budget, Pred&& is_garbage) {
+    std::size_t removed = 0;
+    const std::size_t visits = std::min<std::size_t>(budget, mask_ + 1);
+    for (std::size_t k = 0; k < visits; ++k) {
+      const std::uint32_t b = scrub_cursor_;
+      scrub_cursor_ = (scrub_cursor_ + 1) & mask_;
+      auto& v = buckets_[b];
+      const bool rebuild = over_threshold(b);
+      std::size_t w = 0;
+      const std::size_t before = v.size();
+      for (std::size_t r = 0; r < v.size(); ++r) {
+        Entry& e = v[r];
+        if (!truly_live(e)) {
+          if (rebuild) {
+            drop_stale(b);
+            continue;
+          }
+        } else if (is_garbage(std::as_const(e.payload))) {
+          slab_.free(e.index);
+          continue;
+        }
+        keep(v, r, w);
+      }
+      v.erase(v.begin() + static_cast<std::ptrdiff_t>(w), v.end());
+      removed += before - w;
+      if (rebuild) ++counters_.scrub_rebuilds;
+    }
+    return removed;
+  }
+
+  // tlab::PerWorkerWheelQueue::take_all: moves every live entry out to
+  // sink(payload, deadline), in no particular order, and leaves the queue empty
+  // (stale entries are dropped). The executor's "swap out the wheel" on worker stop.
+  // Returns the number of entries handed out.
+  template <class Sink>
+  std::size_t take_all(Sink&& sink) {
+    std::size_t n = 0;
+    for (auto& bucket : buckets_) {
+      for (Entry& e : bucket) {
+        if (!truly_live(e)) {
+          ++counters_.stale_dropped;
+          continue;
+        }
+        slab_.free(e.index);
+        sink(std::move(e.payload), e.deadline);
+        ++n;
+      }
+      bucket.clear();
+    }
+    std::fill(stale_.begin(), stale_.end(), 0u);
+    garbage_ = 0;
+    return n;
+  }
+
+  // tlab::PerWorkerWheelQueue::for_each: calls f(payload, deadline) for every live
+  // entry, in no particular order. O(entries).
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& bucket : buckets_) {
+      for (const Entry& e : bucket) {
+        if (truly_live(e)) f(e.payload, e.deadline);
+      }
+    }
+  }
+
+  // tlab::PerWorkerWheelQueue::check_invariants: per-bucket stale counters equal the
+  // actual stale entries, garbage_ is their sum, every live slot has exactly one live
+  // entry, at its recorded (bucket, pos), in the bucket its due_tick maps to.
+  void check_invariants() const {
+    std::size_t live_entries = 0;
+    std::size_t total_stale = 0;
+    for (std::uint32_t b = 0; b < buckets_.size(); ++b) {
+      std::uint32_t stale = 0;
+      for (std::size_t pos = 0; pos < buckets_[b].size(); ++pos) {
+        const Entry& e = buckets_[b][pos];
+        if (!truly_live(e)) {
+          ++stale;
+          continue;
+        }
+        ++live_entries;
+        const Node& n = slab_[e.index];
+        TLAB_CHECK(n.bucket == b && n.pos == pos, "PerWorkerWheelQueue: slot ", e.index,
+                   " records bucket=", n.bucket, " pos=", n.pos, " but sits at bucket=", b,
+                   " pos=", pos);
+        if (b == overdue()) {
+          TLAB_CHECK(e.due_tick <= cursor_,
+                     "PerWorkerWheelQueue: overdue entry due_tick=", e.due_tick,
+                     " > cursor=", cursor_);
+        } else {
+          TLAB_CHECK((static_cast<std::uint64_t>(e.due_tick) & mask_) == b,
+                     "PerWorkerWheelQueue: due_tick=", e.due_tick, " in bucket ", b);
+          TLAB_CHECK(e.due_tick > cursor_,
+                     "PerWorkerWheelQueue: missed entry due_tick=", e.due_tick,
+                     " cursor=", cursor_);
+        }
+      }
+      TLAB_CHECK(stale == stale_[b], "PerWorkerWheelQueue: bucket ", b,
+                 " stale counter=", stale_[b], " actual=", stale);
+      total_stale += stale;
+    }
+    TLAB_CHECK(total_stale == garbage_, "PerWorkerWheelQueue: garbage=", garbage_,
+               " actual stale=", total_stale);
+    TLAB_CHECK(live_entries == slab_.live_count(),
+               "PerWorkerWheelQueue: live entries=", live_entries, " size=", slab_.live_count());
+  }
+
+ private:
+  static constexpr std::uint32_t kTombstone = TimerHandle::kNoIndex;
+
+  struct Node {
+    std::uint32_t bucket = 0;  // where this slot's live entry sits...
+    std::uint32_t pos = 0;     // ...and at which index (kept up to date on moves)
+  };
+  struct Entry {
+    std::int64_t due_tick;
+    Instant deadline;
+    std::uint32_t index;       // slab slot, or kTombstone after reschedule()
+    std::uint32_t generation;  // the slot's generation when the entry was written
+    T payload;
+  };
+
+  std::uint32_t overdue() const noexcept { return mask_ + 1; }
+
+  // Entries already due when inserted go to the overdue bucket, which every expire()
+  // drains first: a wheel bucket is only visited when its tick comes round again.
+  std::uint32_t bucket_for(std::int64_t due) const noexcept {
+    if (due <= cursor_) return overdue();
+    return static_cast<std::uint32_t>(static_cast<std::uint64_t>(due) & mask_);
+  }
+
+  void place(std::uint32_t i, std::uint32_t b, std::int64_t due, Instant deadline, T payload) {
+    auto& v = buckets_[b];
+    slab_[i].pos = static_cast<std::uint32_t>(v.size());
+    v.push_back(Entry{due, deadline, i, slab_.generation(i), std::move(payload)});
+  }
+
+  // The real liveness test: the slot is live and still in the generation the entry
+  // was written in.
+  bool truly_live(const Entry& e) const noexcept {
+    return e.index != kTombstone && slab_.valid(TimerHandle{e.index, e.generation});
+  }
+  // The liveness test the drain uses; the mutant skips the generation comparison.
+  bool live(const Entry& e) const noexcept {
+    if (P::mutated(Mutant::kWheelNoGenerationCheck)) return e.index != kTombstone;
+    return truly_live(e);
+  }
+
+  bool over_threshold(std::uint32_t b) const noexcept {
+    return stale_[b] >= kCompactMinStale &&
+           std::uint64_t{stale_[b]} * kCompactRatio >= buckets_[b].size();
+  }
+
+  void drop_stale(std::uint32_t b) noexcept {
+    --stale_[b];
+    --garbage_;
+    ++counters_.stale_dropped;
+  }
+
+  // Keeps v[r] at position w (moving it down if entries before it were removed).
+  void keep(std::vector<Entry>& v, std::size_t r, std::size_t& w) {
+    if (w != r) {
+      v[w] = std::move(v[r]);
+      if (truly_live(v[w])) slab_[v[w].index].pos = static_cast<std::uint32_t>(w);
+    }
+    ++w;
+  }
+
+  // Moves bucket b's entries with due_tick <= t that are live into `batch` (freeing
+  // their slots), drops due stale ones, and rebuilds the bucket without its not-yet-
+  // due stale entries when it is over the compaction threshold.
+  void drain(std::uint32_t b, std::int64_t t, std::vector<Entry>& batch) {
+    auto& v = buckets_[b];
+    if (v.empty()) return;
+    const bool rebuild = over_threshold(b);
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < v.size(); ++r) {
+      Entry& e = v[r];
+      if (e.due_tick <= t) {
+        const bool is_live = truly_live(e);
+        if (!is_live) drop_stale(b);
+        if (live(e)) {  // == is_live, except under kWheelNoGenerationCheck
+          if (is_live) slab_.free(e.index);
+          batch.push_back(std::move(e));
+        }
+        continue;
+      }
+      if (rebuild && !truly_live(e)) {
+        drop_stale(b);
+        continue;
+      }
+      keep(v, r, w);
+    }
+    v.erase(v.begin() + static_cast<std::ptrdiff_t>(w), v.end());
+    if (rebuild) ++counters_.compactions;
+  }
+
+  TickGrid grid_;
+  Instant last_now_;
+  std::int64_t cursor_ = -1;  // every tick <= cursor_ has been drained
+  std::uint32_t mask_ = 0;
+  std::uint32_t scrub_cursor_ = 0;
+  std::vector<std::vector<Entry>> buckets_;  // mask_ + 1 ring buckets, then overdue
+  std::vector<std::uint32_t> stale_;         // per bucket, exact
+  std::size_t garbage_ = 0;
+  Slab<Node> slab_;
+  std::vector<Entry> batch_;
+  Counters counters_;
+};
+
+}  // namespace tlab

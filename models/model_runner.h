@@ -1,0 +1,326 @@
+// models/model_runner.h: the command line every model executable shares.
+//
+// A model binary (model_token, ...) holds several named tests, each one
+// rl::simulate<Suite> over the shipped core/ code. model_main() parses
+//
+//   --test NAME  --mutant NAME  --iterations N  --scheduler random|bound|full
+//   --context-bound N  --history FILE  --expect-fail  --list
+//
+// runs the test once with the requested mutant switched on in RelacyPlatform, and
+// prints ONE line of JSON on stdout:
+//
+//   {"model":"token","test":"stale_token","mutant":"token_flag_only",
+//    "scheduler":"random","context_bound":null,"iterations":3,"failed":true,
+//    "result":"USER ASSERT FAILED","failing_iteration":2,"seconds":0.001,
+//    "cpu_seconds":0.001,"iterations_per_second":3000,"expect_fail":true,
+//    "verdict":"pass","history":"h.txt"}
+//
+// `iterations` counts the iterations run, the failing one included;
+// `failing_iteration` is Relacy's number for it, counting from 1 (so it equals
+// `iterations`; the random scheduler seeds iteration i with i, so it replays). `seconds` is wall
+// time, `cpu_seconds` the process CPU time of the search, and iterations_per_second uses the
+// latter: a model is one OS thread (Relacy's threads are fibers), and shared machines make wall
+// time noisy.
+//
+// Exit codes: 0 the verdict is "pass" (the run was clean, or with --expect-fail it
+// failed as it must); 1 the verdict is "fail" (a Relacy failure, or with
+// --expect-fail a run that survived); 2 bad arguments.
+//
+// Relacy writes its report (test name, result, failing iteration, then the full
+// execution history of the replayed failing iteration) to test_params'
+// output_stream. We point that stream at an anonymous temporary FILE through a
+// streambuf that never allocates: Relacy replaces the global operator new while a
+// run is in progress, so a std::ostringstream growing during the run would get
+// memory from Relacy's allocator and later hand it to free(). On failure the file
+// is copied to --history, or its first lines go to stderr if no file was given.
+//
+// Iterations: --iterations applies to the random scheduler only (default 100000).
+// The bound and full schedulers search until their space is exhausted, so
+// --iterations with them is rejected rather than silently ignored;
+// --context-bound (default 1) applies to the bound scheduler only, likewise.
+//
+// Ground rules: one run per process invocation; the mutant flag is set before
+// rl::simulate and never touched by simulated threads (determinism, see
+// relacy_platform.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <streambuf>
+#include <string>
+#include <string_view>
+
+#include "relacy_platform.h"
+
+namespace tlab::models {
+
+// Fails the current Relacy iteration with `message` when `cond` is false. Like
+// RL_ASSERT, but the history names the property, not just the expression.
+#define TLAB_MODEL_CHECK(cond, message)                                     \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      ::rl::ctx().fail_test("model check failed: " message " (" #cond ")",  \
+                            ::rl::test_result_user_assert_failed, RL_INFO); \
+    }                                                                       \
+  } while (0)
+
+// One named test of a model binary.
+struct ModelTest {
+  std::string_view name;
+  std::string_view description;
+  bool (*simulate)(rl::test_params&);  // rl::simulate<Suite>
+};
+
+namespace runner_detail {
+
+// A streambuf over a C FILE: writing never calls operator new (see file comment).
+class FileStreambuf : public std::streambuf {
+ public:
+  explicit FileStreambuf(std::FILE* f) : f_(f) {}
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    return std::fputc(ch, f_) == EOF ? traits_type::eof() : ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    return static_cast<std::streamsize>(std::fwrite(s, 1, static_cast<std::size_t>(n), f_));
+  }
+
+ private:
+  std::FILE* f_;
+};
+
+inline void json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+inline std::optional<std::uint64_t> parse_count(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+inline const char* scheduler_name(rl::scheduler_type_e s) {
+  switch (s) {
+    case rl::sched_bound:
+      return "bound";
+    case rl::sched_full:
+      return "full";
+    default:
+      return "random";
+  }
+}
+
+inline int usage(std::string_view model, std::span<const ModelTest> tests, std::string_view why) {
+  std::fprintf(stderr, "model_%.*s: %.*s\n", static_cast<int>(model.size()), model.data(),
+               static_cast<int>(why.size()), why.data());
+  std::fprintf(stderr,
+               "usage: model_%.*s --test NAME [--mutant NAME] [--iterations N]\n"
+               "         [--scheduler random|bound|full] [--context-bound N]\n"
+               "         [--history FILE] [--expect-fail] | --list\n"
+               "tests:\n",
+               static_cast<int>(model.size()), model.data());
+  for (const ModelTest& t : tests) {
+    std::fprintf(stderr, "  %-20.*s %.*s\n", static_cast<int>(t.name.size()), t.name.data(),
+                 static_cast<int>(t.description.size()), t.description.data());
+  }
+  return 2;
+}
+
+}  // namespace runner_detail
+
+// tlab::models::model_main: the whole CLI of a model binary; returns the exit code.
+inline int model_main(std::string_view model, std::span<const ModelTest> tests, int argc,
+                      char** argv) {
+  using runner_detail::usage;
+  const ModelTest* test = nullptr;
+  std::optional<Mutant> mutant;
+  std::optional<std::uint64_t> iterations;
+  std::optional<std::uint64_t> context_bound;
+  rl::scheduler_type_e scheduler = rl::sched_random;
+  std::string history_path;
+  bool expect_fail = false;
+
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--list") {
+      std::string out = "[";
+      for (const ModelTest& t : tests) {
+        if (out.size() > 1) out += ',';
+        out += "{\"test\":";
+        runner_detail::json_string(out, t.name);
+        out += ",\"description\":";
+        runner_detail::json_string(out, t.description);
+        out += '}';
+      }
+      std::printf("%s]\n", out.c_str());
+      return 0;
+    }
+    if (arg == "--expect-fail") {
+      expect_fail = true;
+      continue;
+    }
+    if (i + 1 >= argc) return usage(model, tests, std::string("missing value for ") + argv[i]);
+    const std::string_view value = argv[++i];
+    if (arg == "--test") {
+      for (const ModelTest& t : tests) {
+        if (t.name == value) test = &t;
+      }
+      if (test == nullptr) return usage(model, tests, std::string("unknown test ") + argv[i]);
+    } else if (arg == "--mutant") {
+      if (value != "none") {
+        mutant = mutant_from_name(value);
+        if (!mutant) return usage(model, tests, std::string("unknown mutant ") + argv[i]);
+      }
+    } else if (arg == "--iterations") {
+      iterations = runner_detail::parse_count(value);
+      if (!iterations || *iterations == 0) {
+        return usage(model, tests, std::string("bad --iterations ") + argv[i]);
+      }
+    } else if (arg == "--context-bound") {
+      context_bound = runner_detail::parse_count(value);
+      if (!context_bound || *context_bound > 64) {
+        return usage(model, tests, std::string("bad --context-bound ") + argv[i]);
+      }
+    } else if (arg == "--scheduler") {
+      if (value == "random") {
+        scheduler = rl::sched_random;
+      } else if (value == "bound") {
+        scheduler = rl::sched_bound;
+      } else if (value == "full") {
+        scheduler = rl::sched_full;
+      } else {
+        return usage(model, tests, std::string("unknown scheduler ") + argv[i]);
+      }
+    } else if (arg == "--history") {
+      history_path = value;
+    } else {
+      return usage(model, tests, std::string("unknown option ") + argv[i - 1]);
+    }
+  }
+  if (test == nullptr) return usage(model, tests, "--test is required");
+  if (iterations && scheduler != rl::sched_random) {
+    return usage(model, tests, "--iterations applies to --scheduler random only");
+  }
+  if (context_bound && scheduler != rl::sched_bound) {
+    return usage(model, tests, "--context-bound applies to --scheduler bound only");
+  }
+
+  std::FILE* report = std::tmpfile();
+  if (report == nullptr) {
+    std::perror("tmpfile");
+    return 2;
+  }
+  runner_detail::FileStreambuf report_buf(report);
+  std::ostream report_stream(&report_buf);
+  std::ostream null_stream(nullptr);  // badbit: progress lines go nowhere
+
+  rl::test_params params;
+  params.iteration_count = iterations.value_or(100000);
+  params.output_stream = &report_stream;
+  params.progress_stream = &null_stream;
+  params.search_type = scheduler;
+  params.context_bound = static_cast<unsigned>(context_bound.value_or(1));
+
+  RelacyPlatform::set_mutant(mutant);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::clock_t c0 = std::clock();
+  test->simulate(params);
+  const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  RelacyPlatform::set_mutant(std::nullopt);
+  report_stream.flush();
+
+  const bool failed = params.test_result != rl::test_result_success;
+  // Relacy numbers iterations from 1 and leaves stop_iteration at the last one
+  // run: the failing one, or the last of the search.
+  const std::uint64_t runs = static_cast<std::uint64_t>(params.stop_iteration);
+  const bool pass = failed == expect_fail;
+
+  bool history_written = false;
+  if (failed) {
+    std::rewind(report);
+    std::FILE* sink = history_path.empty() ? nullptr : std::fopen(history_path.c_str(), "w");
+    if (!history_path.empty() && sink == nullptr) std::perror(history_path.c_str());
+    char line[4096];
+    int shown = 0;
+    while (std::fgets(line, sizeof line, report) != nullptr) {
+      if (sink != nullptr) {
+        std::fputs(line, sink);
+      } else if (shown++ < 4) {
+        std::fputs(line, stderr);  // test name, result, iteration
+      }
+    }
+    if (sink != nullptr) history_written = std::fclose(sink) == 0;
+    if (sink == nullptr) std::fputs("(pass --history FILE for the execution history)\n", stderr);
+  }
+  std::fclose(report);
+
+  std::string out = "{\"model\":";
+  runner_detail::json_string(out, model);
+  out += ",\"test\":";
+  runner_detail::json_string(out, test->name);
+  out += ",\"mutant\":";
+  if (mutant) {
+    runner_detail::json_string(out, name_of(*mutant));
+  } else {
+    out += "null";
+  }
+  out += ",\"scheduler\":";
+  runner_detail::json_string(out, runner_detail::scheduler_name(scheduler));
+  out += ",\"context_bound\":";
+  out += scheduler == rl::sched_bound ? std::to_string(params.context_bound) : "null";
+  out += ",\"iterations\":" + std::to_string(runs);
+  out += std::string(",\"failed\":") + (failed ? "true" : "false");
+  out += ",\"result\":";
+  runner_detail::json_string(out, rl::test_result_str(params.test_result));
+  out += ",\"failing_iteration\":" + (failed ? std::to_string(params.stop_iteration) : "null");
+  char num[64];
+  std::snprintf(num, sizeof num, "%.6f", seconds);
+  out += std::string(",\"seconds\":") + num;
+  std::snprintf(num, sizeof num, "%.6f", cpu_seconds);
+  out += std::string(",\"cpu_seconds\":") + num;
+  // Per CPU second: a model is one OS thread, and CI machines are shared.
+  std::snprintf(num, sizeof num, "%.0f",
+                cpu_seconds > 0 ? static_cast<double>(runs) / cpu_seconds : 0.0);
+  out += std::string(",\"iterations_per_second\":") + num;
+  out += std::string(",\"expect_fail\":") + (expect_fail ? "true" : "false");
+  out += std::string(",\"verdict\":") + (pass ? "\"pass\"" : "\"fail\"");
+  out += ",\"history\":";
+  if (history_written) {
+    runner_detail::json_string(out, history_path);
+  } else {
+    out += "null";
+  }
+  out += '}';
+  std::printf("%s\n", out.c_str());
+  return pass ? 0 : 1;
+}
+
+}  // namespace tlab::models

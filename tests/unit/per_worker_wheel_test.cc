@@ -1,0 +1,217 @@
+// Tests for PerWorkerWheelQueue (queue/per_worker_wheel.h): rounding up to the tick,
+// lazy cancel with exact stale counters, lazy compaction, the round-robin scrub,
+// slot generation reuse, and the two mutants it ships with.
+#include "tlab/queue/per_worker_wheel.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/mutant_platform.h"
+
+namespace tlab {
+namespace {
+
+constexpr Duration kTick = Duration::milliseconds(1);
+
+Instant at_tick(double ticks) {
+  return Instant::from_ns(static_cast<std::int64_t>(ticks * static_cast<double>(kTick.ns())));
+}
+
+template <class P = StdPlatform>
+using Wheel = PerWorkerWheelQueue<std::string, P>;
+
+QueueConfig config(std::uint32_t slots = 16) {
+  QueueConfig c;
+  c.tick = kTick;
+  c.wheel_slots = slots;
+  return c;
+}
+
+template <class Q>
+std::vector<std::string> expire(Q& q, Instant now) {
+  std::vector<std::string> out;
+  q.expire(now, [&](std::string&& s, Instant) { out.push_back(std::move(s)); });
+  q.check_invariants();
+  return out;
+}
+
+// A deadline between ticks is rounded up: it does not fire at the tick before.
+TEST(PerWorkerWheel, DeadlineRoundsUpToTheNextTick) {
+  Wheel<> q(config());
+  q.insert(at_tick(2.5), "a");
+  EXPECT_TRUE(expire(q, at_tick(2)).empty());
+  EXPECT_EQ(expire(q, at_tick(3)), std::vector<std::string>{"a"});
+  EXPECT_EQ(q.next_deadline(), std::nullopt);
+}
+
+// next_deadline() reports the due instant (>= the deadline), at which expire fires it.
+TEST(PerWorkerWheel, NextDeadlineIsTheDueInstant) {
+  Wheel<> q(config());
+  q.insert(at_tick(7.2), "x");
+  q.insert(at_tick(4.1), "y");
+  EXPECT_EQ(q.next_deadline(), at_tick(5));
+  EXPECT_EQ(expire(q, *q.next_deadline()), std::vector<std::string>{"y"});
+}
+
+// cancel() leaves the entry in its bucket but counts it stale; size() counts live only.
+TEST(PerWorkerWheel, LazyCancelCountsStaleWithoutUnlinking) {
+  Wheel<> q(config());
+  const TimerHandle a = q.insert(at_tick(3), "a");
+  q.insert(at_tick(3), "b");
+  q.insert(at_tick(3 + 16), "c");  // same bucket, next revolution
+  EXPECT_TRUE(q.cancel(a));
+  EXPECT_FALSE(q.cancel(a));
+  EXPECT_FALSE(q.contains(a));
+  EXPECT_EQ(q.size(), 2u);
+  EXPECT_EQ(q.garbage(), 1u);
+  EXPECT_EQ(q.stale_in_bucket_of_tick(3), 1u);
+  EXPECT_EQ(q.stored_entries(), 3u);
+  q.check_invariants();
+  EXPECT_EQ(expire(q, at_tick(3)), std::vector<std::string>{"b"});
+  EXPECT_EQ(q.garbage(), 0u);  // the due stale entry was dropped by the drain
+  EXPECT_EQ(q.stored_entries(), 1u);
+}
+
+// Draining a bucket over the stale threshold also drops its not-yet-due stale entries.
+TEST(PerWorkerWheel, DrainCompactsABucketOverTheThreshold) {
+  Wheel<> q(config());
+  q.insert(at_tick(5), "now");
+  std::vector<TimerHandle> far;
+  for (int i = 0; i < 16; ++i) far.push_back(q.insert(at_tick(5 + 16), "far"));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(q.cancel(far[i]));  // 10 >= 8 and 10*4 >= 17
+  EXPECT_EQ(expire(q, at_tick(5)), std::vector<std::string>{"now"});
+  EXPECT_EQ(q.counters().compactions, 1u);
+  EXPECT_EQ(q.garbage(), 0u);
+  EXPECT_EQ(q.stored_entries(), 6u);
+  EXPECT_EQ(expire(q, at_tick(21)).size(), 6u);
+}
+
+// Below the threshold the drain keeps not-yet-due stale entries (cheap path).
+TEST(PerWorkerWheel, DrainBelowTheThresholdKeepsFarStaleEntries) {
+  Wheel<> q(config());
+  q.insert(at_tick(5), "now");
+  std::vector<TimerHandle> far;
+  for (int i = 0; i < 16; ++i) far.push_back(q.insert(at_tick(5 + 16), "far"));
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(q.cancel(far[i]));
+  expire(q, at_tick(5));
+  EXPECT_EQ(q.counters().compactions, 0u);
+  EXPECT_EQ(q.garbage(), 7u);
+  EXPECT_EQ(q.stale_in_bucket_of_tick(5), 7u);
+}
+
+// scrub(k) visits k buckets round-robin and rebuilds only the ones over the threshold.
+TEST(PerWorkerWheel, ScrubVisitsBucketsRoundRobin) {
+  Wheel<> q(config());
+  std::vector<TimerHandle> hs;
+  for (int i = 0; i < 12; ++i) hs.push_back(q.insert(at_tick(3 + 16 * 4), "x"));
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(q.cancel(hs[i]));
+  EXPECT_EQ(q.scrub(2), 0u);  // buckets 0, 1
+  EXPECT_EQ(q.garbage(), 9u);
+  EXPECT_EQ(q.scrub(2), 9u);  // buckets 2, 3
+  EXPECT_EQ(q.counters().scrub_rebuilds, 1u);
+  EXPECT_EQ(q.garbage(), 0u);
+  EXPECT_EQ(q.size(), 3u);
+  q.check_invariants();
+  EXPECT_EQ(expire(q, at_tick(3 + 16 * 4)).size(), 3u);
+}
+
+// scrub_if() removes live entries the owner declares garbage; they never fire.
+TEST(PerWorkerWheel, ScrubIfRemovesOwnerDeclaredGarbage) {
+  Wheel<> q(config());
+  q.insert(at_tick(1), "keep");
+  q.insert(at_tick(1), "drop");
+  EXPECT_EQ(q.scrub_if(16, [](const std::string& s) { return s == "drop"; }), 1u);
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(expire(q, at_tick(1)), std::vector<std::string>{"keep"});
+}
+
+// A freed slot is reused with a new generation: the old handle and its stale entry
+// stay dead while the new entry fires.
+TEST(PerWorkerWheel, SlotReuseBumpsTheGeneration) {
+  Wheel<> q(config());
+  const TimerHandle a = q.insert(at_tick(2), "a");
+  ASSERT_TRUE(q.cancel(a));
+  const TimerHandle b = q.insert(at_tick(2), "b");
+  EXPECT_EQ(b.index, a.index);
+  EXPECT_NE(b.generation, a.generation);
+  EXPECT_FALSE(q.contains(a));
+  EXPECT_FALSE(q.cancel(a));
+  EXPECT_TRUE(q.contains(b));
+  q.check_invariants();
+  EXPECT_EQ(expire(q, at_tick(2)), std::vector<std::string>{"b"});
+}
+
+// reschedule() keeps the handle, tombstones the old entry and fires once, at the new time.
+TEST(PerWorkerWheel, RescheduleMovesTheEntry) {
+  Wheel<> q(config());
+  const TimerHandle h = q.insert(at_tick(2), "r");
+  EXPECT_TRUE(q.reschedule(h, at_tick(6)));
+  EXPECT_TRUE(q.contains(h));
+  EXPECT_EQ(q.garbage(), 1u);
+  q.check_invariants();
+  EXPECT_TRUE(expire(q, at_tick(5)).empty());
+  EXPECT_EQ(expire(q, at_tick(6)), std::vector<std::string>{"r"});
+  EXPECT_FALSE(q.reschedule(h, at_tick(9)));
+}
+
+// A gap longer than a revolution fires everything due, in nondecreasing due order;
+// an entry inserted already overdue fires on the next expire.
+TEST(PerWorkerWheel, LongGapFiresInDueOrder) {
+  Wheel<> q(config(4));
+  q.insert(at_tick(9), "9");
+  q.insert(at_tick(2), "2");
+  q.insert(at_tick(5), "5");
+  q.insert(at_tick(30), "30");
+  EXPECT_EQ(expire(q, at_tick(20)), (std::vector<std::string>{"2", "5", "9"}));
+  q.insert(at_tick(1), "late");
+  EXPECT_EQ(expire(q, at_tick(20)), std::vector<std::string>{"late"});
+}
+
+// take_all() empties the wheel, handing out live entries only.
+TEST(PerWorkerWheel, TakeAllHandsOutLiveEntries) {
+  Wheel<> q(config());
+  q.insert(at_tick(1), "a");
+  const TimerHandle b = q.insert(at_tick(100), "b");
+  q.insert(at_tick(100), "c");
+  ASSERT_TRUE(q.cancel(b));
+  std::vector<std::string> out;
+  EXPECT_EQ(q.take_all([&](std::string&& s, Instant) { out.push_back(std::move(s)); }), 2u);
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.garbage(), 0u);
+  q.check_invariants();
+}
+
+// Time going backwards fails loudly.
+TEST(PerWorkerWheelDeathTest, TimeGoingBackwardsAborts) {
+  Wheel<> q(config());
+  expire(q, at_tick(5));
+  EXPECT_DEATH(expire(q, at_tick(4)), "time going backwards");
+}
+
+// The check: a cancelled entry never reaches the sink. Returns whether it held.
+template <class P>
+bool cancelled_entries_stay_silent() {
+  Wheel<P> q(config());
+  std::vector<TimerHandle> hs;
+  for (int i = 0; i < 8; ++i) hs.push_back(q.insert(at_tick(1 + i), "v" + std::to_string(i)));
+  bool all_cancelled = true;
+  for (int i = 0; i < 8; i += 2) all_cancelled &= q.cancel(hs[i]);
+  std::size_t fired = 0;
+  q.expire(at_tick(20), [&](std::string&&, Instant) { ++fired; });
+  return all_cancelled && fired == 4;
+}
+
+// The check passes on the real wheel and fails on both mutants.
+TEST(PerWorkerWheel, MutantsFireCancelledEntries) {
+  EXPECT_TRUE(cancelled_entries_stay_silent<StdPlatform>());
+  EXPECT_FALSE((cancelled_entries_stay_silent<
+                testing::MutantPlatform<StdPlatform, Mutant::kWheelNoGenerationCheck>>()));
+  EXPECT_FALSE((cancelled_entries_stay_silent<
+                testing::MutantPlatform<StdPlatform, Mutant::kQueueCancelLeaksEntry>>()));
+}
+
+}  // namespace
+}  // namespace tlab
