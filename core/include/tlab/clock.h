@@ -36,6 +36,7 @@
 #include <string>
 
 #include "tlab/base/check.h"
+#include "tlab/platform/mutant.h"
 
 namespace tlab {
 
@@ -156,6 +157,23 @@ inline Duration checked_delay(Duration d, const char* what) {
                                 "ns (tlab rejects negative delays; use zero for 'now')");
   }
   return d;
+}
+
+// tlab::deadline_after<P>: the deadline of a timer armed at `now` with delay `d`.
+// Requires: d >= 0 (pass it through checked_delay() first).
+// Ensures: now + d, saturating: Duration::max() yields Instant::max(), never a time
+// in the past. Every component that turns a delay into a deadline (Waiter,
+// TimerService, ...) goes through here, so the overflow bug class lives in one spot.
+// Mutant kDelayOverflowWraps: two's-complement wrapping addition instead, so a huge
+// delay lands in the past and the timer fires at once.
+template <class P>
+constexpr Instant deadline_after(Instant now, Duration d) noexcept {
+  if (P::mutated(Mutant::kDelayOverflowWraps)) {
+    // BUG: wrapping arithmetic (what a plain `now + d` on int64 does on x86).
+    return Instant::from_ns(static_cast<std::int64_t>(static_cast<std::uint64_t>(now.ns()) +
+                                                      static_cast<std::uint64_t>(d.ns())));
+  }
+  return now + d;
 }
 
 template <class C>

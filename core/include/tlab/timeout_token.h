@@ -125,6 +125,10 @@ class TimeoutToken {
   bool resolve(Token t) {
     const std::uint32_t armed = t.raw();
     const std::uint32_t disarmed = armed & ~std::uint32_t{1};
+    // A token with bit 0 clear was never handed out by arm() (a default-constructed
+    // Token): it names no arming, and a CAS from a disarmed value to itself would
+    // otherwise "win" on a word that happens to hold it.
+    if (armed == disarmed) return false;
     P::fault(FaultPoint::kTokenBeforeResolveCas);
     if (P::mutated(Mutant::kTokenLoadStoreResolve)) {
       // BUG: check-then-act. Two resolvers can both see `armed` and both "win".

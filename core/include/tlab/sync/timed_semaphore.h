@@ -1,0 +1,166 @@
+// tlab/sync/timed_semaphore.h: a counting semaphore with acquire_for(timeout).
+//
+// Permits plus a FIFO list of (Waiter*, token) pairs, built on Waiter and the RFC
+// 0014 token the same way as TimedMutex: release() hands a permit directly to the
+// first queued waiter whose token it wins; a waiter whose timer won instead leaves
+// with false and never consumes a permit; a permit nobody wins goes back to the
+// count. Tuned for pools (pool.h): short lists, FIFO service, no permit ever lost.
+//
+// Cost: try_acquire() = one lock. acquire_for() = one lock, then, when no permit
+// is free, Waiter::timeout() (arm, schedule, park). release(n) = one lock plus one
+// resolve per dequeued entry until n permits are placed.
+//
+// Follows the RFC's CancelableMutex pattern (seed 000), generalised from one owner
+// to n permits; same hand-off choice and same lost-wakeup fix as timed_mutex.h
+// (the enqueue re-checks the count under the lock).
+//
+// State (count and list under mu_):
+//
+//   | permits_ | list      | acquire_for()              | release()                       |
+//   |----------|-----------|----------------------------|---------------------------------|
+//   | > 0      | empty     | take one, return true      | permits_ + 1                    |
+//   | 0        | empty     | enqueue, park              | permits_ + 1                    |
+//   | 0        | non-empty | enqueue at the tail, park  | pop until a resolve wins; the   |
+//   |          |           |                            | permit goes to the winner       |
+//   | > 0      | non-empty | impossible (invariant)     |                                 |
+//
+// Conservation: initial + released == available() + acquired (by the callers'
+// count); check_invariants() checks the structural half, tests check the sum.
+//
+// Where waiters live: as in timed_mutex.h, acquire_for(timers, d, waiter) takes the
+// caller's Waiter and acquire_for(timers, d) uses this_thread_waiter<P, Bits>().
+//
+// Ground rules: everything under mu_; popped tokens are resolved under mu_ and a
+// timed-out waiter removes itself under mu_, so release() never touches a Waiter
+// that has left acquire_for(). Lock order: mu_ -> a Waiter's mutex.
+//
+// Memory ordering: all state is under mu_; a hand-off is published through the
+// token's acq_rel resolve and the Waiter's mutex (waiter.h).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "tlab/base/annotations.h"
+#include "tlab/base/check.h"
+#include "tlab/clock.h"
+#include "tlab/platform/platform.h"
+#include "tlab/sync/wait_list.h"
+#include "tlab/timer_source.h"
+#include "tlab/waiter.h"
+
+namespace tlab {
+
+template <class P, unsigned Bits = 32>
+class TimedSemaphore {
+ public:
+  using WaiterT = Waiter<P, Bits>;
+  using Token = typename WaiterT::Token;
+
+  struct Stats {
+    std::uint64_t handoffs = 0;      // permits given straight to a queued waiter
+    std::uint64_t skipped = 0;       // dequeued entries whose resolve lost (timed out)
+    std::uint64_t timeouts = 0;      // acquire_for() calls that returned false
+    std::uint64_t lost_permits = 0;  // only the kSemaphoreLostPermit mutant adds here
+  };
+
+  explicit TimedSemaphore(std::uint32_t initial) : permits_(initial) {}
+  TimedSemaphore(const TimedSemaphore&) = delete;
+  TimedSemaphore& operator=(const TimedSemaphore&) = delete;
+  ~TimedSemaphore() {
+    typename P::Lock lk(mu_);
+    TLAB_CHECK(waiting_.empty(), "TimedSemaphore destroyed with waiters=", waiting_.size());
+  }
+
+  // tlab::TimedSemaphore::try_acquire: takes a permit iff one is free. Never blocks.
+  bool try_acquire() {
+    typename P::Lock lk(mu_);
+    return take_locked();
+  }
+
+  // tlab::TimedSemaphore::acquire_for
+  // Returns true with one permit, or false once `d` has passed on the timers' clock.
+  // Requires: d >= 0 (else std::invalid_argument).
+  // Ensures: false consumes no permit and leaves the caller off the list.
+  // Thread safety: any thread; `self` must not be in use by another wait.
+  template <TimerSource S>
+  bool acquire_for(S& timers, Duration d) {
+    return acquire_for(timers, d, this_thread_waiter<P, Bits>());
+  }
+  template <TimerSource S>
+  bool acquire_for(S& timers, Duration d, WaiterT& self) {
+    checked_delay(d, "TimedSemaphore::acquire_for");
+    if (try_acquire()) return true;
+    return wait_on_list<P>(timers, d, self, mu_, waiting_, timeouts_,
+                           [this] { return take_locked(); });
+  }
+
+  // tlab::TimedSemaphore::release
+  // Gives back n permits: each goes to the first queued waiter whose token this
+  // call wins, or to the count when the list runs out.
+  // Requires: the count stays below 2^32.
+  void release(std::uint32_t n = 1) {
+    typename P::Lock lk(mu_);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      bool placed = false;
+      while (auto e = waiting_.pop()) {
+        P::fault(FaultPoint::kSemaphoreBeforeResolve);
+        if (e->waiter->cancel(e->token)) {
+          ++handoffs_;
+          placed = true;
+          break;
+        }
+        if (P::mutated(Mutant::kSemaphoreLostPermit)) {
+          // BUG: treats the timed-out waiter as served; its permit vanishes.
+          ++lost_permits_;
+          placed = true;
+          break;
+        }
+        ++skipped_;  // its timer won: it leaves with false and takes nothing
+      }
+      if (!placed) {
+        TLAB_CHECK(permits_ < std::numeric_limits<std::uint32_t>::max(),
+                   "TimedSemaphore::release overflows permits=", permits_);
+        ++permits_;
+      }
+    }
+  }
+
+  std::uint32_t available() const {
+    typename P::Lock lk(mu_);
+    return permits_;
+  }
+  std::size_t waiting() const {
+    typename P::Lock lk(mu_);
+    return waiting_.size();
+  }
+  Stats stats() const {
+    typename P::Lock lk(mu_);
+    return Stats{handoffs_, skipped_, timeouts_, lost_permits_};
+  }
+
+  // tlab::TimedSemaphore::check_invariants: free permits and queued waiters never
+  // coexist (no lost wakeup).
+  void check_invariants() const {
+    typename P::Lock lk(mu_);
+    TLAB_CHECK(permits_ == 0 || waiting_.empty(), "permits=", permits_,
+               " with waiters=", waiting_.size());
+  }
+
+ private:
+  bool take_locked() TLAB_REQUIRES(mu_) {
+    if (permits_ == 0) return false;
+    --permits_;
+    return true;
+  }
+
+  mutable typename P::Mutex mu_;
+  std::uint32_t permits_ TLAB_GUARDED_BY(mu_);
+  WaitList<WaiterT> waiting_ TLAB_GUARDED_BY(mu_);
+  std::uint64_t handoffs_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t skipped_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t timeouts_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t lost_permits_ TLAB_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tlab
