@@ -52,13 +52,13 @@
 // simulated thread, so a run is deterministic (Relacy replays the failing iteration
 // to print its history and asserts that the replay fails the same way).
 //
-// A TLAB_CHECK that fails inside core/ calls std::abort (tlab/base/check.h), which
-// ends the process before Relacy can print a history or a failing iteration. So a
-// model states the properties it checks with TLAB_MODEL_CHECK (model_runner.h),
-// which fails the Relacy run instead, and drives core/ only through its
-// contracts; a core/ TLAB_CHECK firing in a model is a model bug or a crash worth
-// reporting as such (the binary dies with SIGABRT, which ctest counts as a
-// failure even under --expect-fail).
+// A TLAB_CHECK that fails inside core/ would call std::abort (tlab/base/check.h)
+// and end the process before Relacy could print a history. This header therefore
+// defines TLAB_CHECK_FAILED (section 2b below), which check.h calls on failure: in a
+// model a broken core/ invariant fails the Relacy iteration like RL_ASSERT, with
+// the expression, file and line in the result and the full history in the report.
+// Models still state their own properties with TLAB_MODEL_CHECK (model_runner.h),
+// whose message names the property.
 //
 // Design decisions:
 // - fault(p) is a no-op. Relacy already inserts a preemption point before every
@@ -138,6 +138,35 @@
 #undef delete
 #undef malloc
 #undef free
+
+// Relacy replaces the unsized global operator new/delete (inline, in this
+// translation unit) so that it can track and leak-check memory allocated during a
+// run. g++ calls the SIZED operator delete (C++14 sized deallocation) from
+// std::allocator, i.e. from every standard container, and that one Relacy leaves
+// alone: libstdc++'s version would free() a block that Relacy's allocator handed
+// out ("free(): invalid pointer"). Route the sized forms to the replaced ones.
+inline void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+inline void operator delete[](void* p, std::size_t) noexcept { ::operator delete[](p); }
+
+// --- 2b. TLAB_CHECK under Relacy (tlab/base/check.h): a core/ invariant that fails
+// inside a model fails the Relacy iteration, so Relacy replays it and prints the
+// execution history, instead of aborting the process without one. The message names
+// the expression and the core/ file and line; the operands are not formatted (that
+// would allocate through Relacy's operator new in the middle of a failing step).
+#ifdef TLAB_CHECK_FAILED
+#error "models: include relacy_platform.h before any tlab/ header (it defines TLAB_CHECK_FAILED)"
+#endif
+namespace tlab::relacy_detail {
+template <class... Args>
+[[noreturn]] void check_failed(const char* expr, const char* file, int line, const Args&...) {
+  char desc[256];
+  std::snprintf(desc, sizeof desc, "TLAB_CHECK(%s) failed", expr);
+  rl::ctx().fail_test(desc, rl::test_result_user_assert_failed,
+                      rl::debug_info("TLAB_CHECK", file, line));
+  std::abort();  // unreachable: fail_test leaves this fiber for good
+}
+}  // namespace tlab::relacy_detail
+#define TLAB_CHECK_FAILED ::tlab::relacy_detail::check_failed
 
 // --- 3. Core headers the platform itself needs.
 #include "tlab/platform/fault_point.h"

@@ -7,8 +7,9 @@
 // The queue strategy is a template argument, so one service runs on a heap, a
 // list or a wheel (queue/strategy.h), and the same code runs on StdPlatform, under
 // StressPlatform's fault points and mutants, and driven by Relacy models through
-// run_due() instead of the thread. It is tuned for being obviously right, not for
-// throughput: one mutex guards everything, exactly as Java's TaskQueue monitor.
+// run_due() or run_loop() (the thread's loop, on a model thread) instead of the
+// thread. It is tuned for being obviously right, not for throughput: one mutex
+// guards everything, exactly as Java's TaskQueue monitor.
 //
 //   schedule*()        O(queue insert) + one lock; notifies only if the head moved earlier
 //   service.cancel()   O(queue cancel) + one lock: the entry is removed at once
@@ -343,6 +344,21 @@ class TimerService {
   // tlab::TimerService::run_once: run_due(clock.now()).
   std::size_t run_once() { return run_due(clock_.now()); }
 
+  // tlab::TimerService::run_loop: runs the timer thread's own loop (the body
+  // start() gives its std::thread) on the calling thread, until shutdown. The seam
+  // for Relacy models, whose simulated threads are not std::threads: a model thread
+  // becomes the timer thread and every wait, notify and wake of the real loop is
+  // explored. shutdown*() wakes it (it does not join: there is no thread).
+  // Requires: built with start_thread = false; start() never called.
+  // Throws: std::logic_error when the thread runs or a pass is already active;
+  // what a task throws under mutant kTimerExceptionKillsThread.
+  void run_loop() {
+    typename P::Lock lock(mu_);
+    if (started_) throw std::logic_error("TimerService::run_loop: the timer thread is running");
+    if (pass_active_) throw std::logic_error("TimerService::run_loop: a pass is already active");
+    loop_locked(lock);
+  }
+
   // tlab::TimerService::wake: makes the timer thread re-read the clock and the
   // queue. Needed only with a virtual clock (its waits never time out on their
   // own): advance the clock, then wake().
@@ -628,6 +644,12 @@ class TimerService {
 
   void loop() {
     typename P::Lock lock(mu_);
+    loop_locked(lock);
+  }
+
+  // The timer thread's loop; mu_ held on entry and on return (released while
+  // waiting and while a task runs).
+  void loop_locked(typename P::Lock& lock) {
     PassScope pass(pass_active_);
     for (;;) {
       if (step_locked(lock, clock_.now()) != Step::kIdle) continue;

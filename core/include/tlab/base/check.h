@@ -9,6 +9,12 @@
 //
 // TLAB_DCHECK is the same but compiled out when NDEBUG is set; use it only on hot
 // paths whose invariant is also covered by a check_invariants() call in tests.
+//
+// TLAB_CHECK_FAILED is what a failing check calls. It is check_failed() (print,
+// abort) everywhere except in Relacy models: models/relacy_platform.h defines it,
+// before any tlab header, to fail the current Relacy iteration instead, so that a
+// core/ invariant broken by a mutant comes with Relacy's execution history. The
+// production expansion is unchanged: the same call behind the same branch.
 #pragma once
 
 #include <cstdio>
@@ -29,12 +35,15 @@ template <class... Args>
 
 }  // namespace tlab::detail
 
-#define TLAB_CHECK(cond, ...)                                                   \
-  do {                                                                          \
-    if (!(cond)) [[unlikely]] {                                                 \
-      ::tlab::detail::check_failed(#cond, __FILE__, __LINE__, "" __VA_OPT__(, ) \
-                                       __VA_ARGS__);                            \
-    }                                                                           \
+#ifndef TLAB_CHECK_FAILED
+#define TLAB_CHECK_FAILED ::tlab::detail::check_failed
+#endif
+
+#define TLAB_CHECK(cond, ...)                                                      \
+  do {                                                                             \
+    if (!(cond)) [[unlikely]] {                                                    \
+      TLAB_CHECK_FAILED(#cond, __FILE__, __LINE__, "" __VA_OPT__(, ) __VA_ARGS__); \
+    }                                                                              \
   } while (0)
 
 #ifdef NDEBUG

@@ -1,0 +1,137 @@
+// models/timed_mutex_model.cc: Relacy model of TimedMutex, unlock() racing the timeout.
+//
+// Property checked (RFC 0014's CancelableMutex with hand-off): the lock is never
+// lost, mutual exclusion holds, and a waiter resumes exactly once. Concretely:
+//   - mutual exclusion: every holder increments and decrements `holders_` and
+//     writes `data_`, both rl::var, inside its critical section; a second holder
+//     is a "two holders" failure or a Relacy DATA RACE on data_ (no happens-before
+//     between the two critical sections);
+//   - the lock is never lost: at the end the mutex is free, no waiter is listed,
+//     and every lock_for() that returned true was followed by exactly one unlock();
+//   - each waiter's Waiter: resumes == armings, no double resume, no stale wakeup;
+//   - lock_for() returned false iff its timer won (the mutex counted a timeout),
+//     and a waiter that returned false never entered the critical section;
+//   - every expiry timer was cancelled or ran (the drain).
+// A lost wakeup (free lock, parked waiter) shows as a waiter that can only leave
+// through its timeout; a lost hand-off leaves the lock held at the end.
+//
+// Core code instantiated: core/include/tlab/sync/timed_mutex.h, the shipped
+// TimedMutex<RelacyPlatform, 32>::try_lock(), ::lock_for(timers, d, waiter) and
+// ::unlock(), with sync/wait_list.h's wait_on_list() and waiter.h's Waiter
+// underneath, unchanged. Each waiter passes its own Waiter (this_thread_waiter()
+// is thread_local, and Relacy's threads are fibers of one OS thread). The
+// TimerSource is ModelTimerSource (model_timer_source.h, test scaffolding): its
+// timer thread, a Relacy thread, runs the Waiter's expiry callbacks.
+//
+// Threads (static; the owner takes the lock in before(), so it holds it from the
+// start):
+//   0            owner: critical section, then unlock()
+//   1 .. N       waiter i: if lock_for(timers, 10 ms, waiter_i): critical section,
+//                unlock()
+//   N + 1        the timer thread (ModelTimerSource::run_timer_thread)
+//
+// Tests (name: waiters N; expected outcome):
+//   unlock_vs_timeout   N = 1  pass: unlock()'s resolve races the expiry
+//   two_waiters         N = 2  pass: FIFO hand-off past an expired head waiter
+//
+// Mutants (core/include/tlab/platform/mutant.h), each must fail:
+//   mutex_unlock_no_resolve        both: unlock() pops an expired waiter, loses its
+//                                  token and returns anyway: nobody owns the lock
+//                                  (held at the end: lock lost)
+//   waiter_resume_on_lost_resolve  both: the losing resolver resumes the waiter too
+//   token_load_store_resolve       both: unlock() and the expiry both win: the
+//                                  waiter leaves with false while the lock was
+//                                  handed to it (lock lost), or a double resume
+//
+// Bounds: 3 or 4 threads, no spin loops (every wait blocks).
+//   random  10^5 iterations by default (--iterations).
+//   bound   context bound 1 and 2 exhaust every test (bound 2 of two_waiters under
+//           label slow; counts in models/README.md).
+//   full    only for mutants (stops at the first failure).
+// Measured rates and detection iterations: models/README.md.
+#include <array>
+
+#include "model_runner.h"
+#include "model_timer_source.h"
+#include "tlab/sync/timed_mutex.h"
+
+namespace tlab::models {
+namespace {
+
+using P = RelacyPlatform;
+using Mutex = TimedMutex<P, 32>;
+
+constexpr Duration kDelay = Duration::milliseconds(10);
+
+template <int N>
+struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
+  ModelTimerSource timers_{/*clients=*/N};
+  Mutex mutex_;
+  std::array<Mutex::WaiterT, N> waiters_;
+  rl::var<int> holders_{0};         // protected by mutex_: threads inside the critical section
+  rl::var<int> data_{0};            // protected by mutex_: written by every holder
+  std::array<bool, N> acquired_{};  // acquired_[i]: waiter i's lock_for(); its own
+
+  void before() { RL_ASSERT(mutex_.try_lock()); }
+
+  void thread(unsigned index) {
+    const int i = static_cast<int>(index);
+    if (i == 0) {
+      critical_section(0);
+      mutex_.unlock();
+    } else if (i <= N) {
+      acquired_[i - 1] = mutex_.lock_for(timers_, kDelay, waiters_[i - 1]);
+      if (acquired_[i - 1]) {
+        critical_section(i);
+        mutex_.unlock();
+      }
+      timers_.client_done();
+    } else {
+      timers_.run_timer_thread();
+    }
+  }
+
+  void critical_section(int who) {
+    const int h = holders_(RL_INFO);
+    TLAB_MODEL_CHECK(h == 0, "two holders of the mutex at once");
+    holders_(RL_INFO) = h + 1;
+    data_(RL_INFO) = data_(RL_INFO) * 4 + who + 1;
+    holders_(RL_INFO) = holders_(RL_INFO) - 1;
+  }
+
+  void after() {
+    TLAB_MODEL_CHECK(!mutex_.held(), "the lock is held after every holder unlocked (lock lost)");
+    TLAB_MODEL_CHECK(mutex_.waiting() == 0, "a waiter is still listed at the end");
+    std::uint64_t timeouts = 0;
+    for (int i = 0; i < N; ++i) {
+      const Mutex::WaiterT::Counters c = waiters_[i].counters();
+      check_resumed_once(c);
+      // An arming ends CANCELED iff unlock() (or the waiter's own re-try) won it.
+      TLAB_MODEL_CHECK(acquired_[i] || c.armings == 1, "lock_for() gave up without waiting");
+      TLAB_MODEL_CHECK(acquired_[i] || c.expiries == 1,
+                       "lock_for() returned false but its timer lost");
+      if (!acquired_[i]) ++timeouts;
+    }
+    TLAB_MODEL_CHECK(mutex_.stats().timeouts == timeouts, "the mutex miscounted timeouts");
+    TLAB_MODEL_CHECK(timers_.all_settled(), "every expiry timer was cancelled or ran (the drain)");
+  }
+};
+
+template <int N>
+bool simulate_mutex(rl::test_params& params) {
+  return rl::simulate<TimedMutexModel<N>>(params);
+}
+
+constexpr ModelTest kTests[] = {
+    {"unlock_vs_timeout", "1 waiter: unlock()'s hand-off races the waiter's expiry",
+     &simulate_mutex<1>},
+    {"two_waiters", "2 waiters: hand-off skips an expired waiter, the lock is never lost",
+     &simulate_mutex<2>},
+};
+
+}  // namespace
+}  // namespace tlab::models
+
+int main(int argc, char** argv) {
+  return tlab::models::model_main("timed_mutex", tlab::models::kTests, argc, argv);
+}
