@@ -1,0 +1,217 @@
+// End-to-end tests of the tlab binary: it is run as a subprocess, as a user or CI
+// would, and its exit code, stdout and stderr are checked. Fixtures: good/ and bad/.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tlab/platform/fault_point.h"
+#include "tlab/platform/mutant.h"
+#include "tlab/queue/strategy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// tlab: runs the binary with `args` from the fixture directory.
+Result tlab(const std::vector<std::string>& args) {
+  static const fs::path dir =
+      fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string cmd = "cd " + quote(TLAB_E2E_DIR) + " && " + quote(TLAB_BIN);
+  for (const std::string& a : args) cmd += " " + quote(a);
+  cmd +=
+      " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
+  const int status = std::system(cmd.c_str());
+  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
+  return r;
+}
+
+// `tlab --version` prints the version and exits 0; so does `tlab run --version`.
+TEST(CliTest, VersionExitsZero) {
+  for (auto args : {std::vector<std::string>{"--version"}, {"run", "--version"}}) {
+    const Result r = tlab(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.rfind("tlab 0.", 0), 0u) << r.out;
+  }
+}
+
+// --help works on the tool and on every command, exit 0, usage on stdout.
+TEST(CliTest, HelpEverywhere) {
+  for (const char* sub : {"", "run", "check", "list", "validate", "replay", "compare"}) {
+    std::vector<std::string> args;
+    if (*sub) args.emplace_back(sub);
+    args.emplace_back("--help");
+    const Result r = tlab(args);
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << sub;
+    EXPECT_NE(r.out.find(std::string("tlab ") + sub), std::string::npos) << sub << r.out;
+  }
+}
+
+// Usage errors exit 2 (never CLI11's own codes) and name the offending flag.
+TEST(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{}, "subcommand is required"},
+      {{"--bogus"}, "--bogus"},
+      {{"run", "--bogus"}, "--bogus"},
+      {{"frobnicate"}, "frobnicate"},
+      {{"run", "--seed", "-1"}, "--seed"},
+      {{"run", "--seed", "x"}, "--seed"},
+      {{"run", "--strategy", "fibonacci_heap"}, "--strategy"},
+      {{"run", "--mutant", "no_such_mutant"}, "--mutant"},
+      {{"run", "--budget", "0"}, "--budget"},
+      {{"run", "--budget", "10h"}, "--budget"},
+      {{"run", "--operations", "0"}, "--operations"},
+      {{"run", "--operations", "100000001"}, "--operations"},
+      {{"run", "--report"}, "--report"},
+      {{"list", "everything"}, "WHAT"},
+      {{"validate"}, "FILES"},
+      {{"replay"}, "REPORT"},
+      {{"compare", "--workload", "nope"}, "--workload"},
+      {{"compare", "--pending", "999"}, "--pending"},
+      {{"compare", "good/racing_minimal.json", "--strategies", "binary_heap,nope"}, "--strategies"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const Result r = tlab(args);
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    EXPECT_EQ(r.code, 2) << shown << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << shown << r.err;
+    EXPECT_TRUE(r.out.empty()) << shown;
+  }
+}
+
+// `tlab list KIND --json` parses and lists exactly the catalogue.
+TEST(CliTest, ListJsonMatchesCatalogues) {
+  const std::vector<std::pair<std::string, std::size_t>> kinds = {
+      {"strategies", tlab::kStrategyCount},
+      {"mutants", tlab::kMutantCount},
+      {"faults", tlab::kFaultPointCount}};
+  for (const auto& [kind, size] : kinds) {
+    const Result r = tlab({"list", kind, "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j.size(), 1u);
+    EXPECT_EQ(j.at(kind).size(), size) << kind;
+    for (const auto& row : j.at(kind)) EXPECT_TRUE(row.at("name").is_string());
+  }
+  const Result all = tlab({"list", "--json"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  const auto j = nlohmann::json::parse(all.out);
+  for (const char* k : {"strategies", "scenarios", "mutants", "faults"}) EXPECT_TRUE(j.contains(k));
+  EXPECT_EQ(j.at("mutants")[0].at("name"), tlab::name_of(tlab::Mutant::kTokenFlagOnly));
+  const Result text = tlab({"list", "faults"});
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("token.before_resolve_cas"), std::string::npos);
+}
+
+// A valid file validates (exit 0, "ok" on stdout).
+TEST(CliTest, ValidateAcceptsGoodFile) {
+  const Result r = tlab({"validate", "good/racing_minimal.json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("good/racing_minimal.json: ok"), std::string::npos) << r.out;
+}
+
+// Every bad fixture exits 2 with `file: /json/pointer: message` on stderr.
+TEST(CliTest, BadFilesNameFileAndPointer) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"wrong_type", "/run/operations", "wrong type"},
+      {"unknown_key", "/engine/tikc_us", "unknown key"},
+      {"negative_count", "/actors/0/count", "must be >= 1"},
+      {"out_of_range", "/engine/token_bits", "must be >= 3"},
+      {"missing_required", "/run", "required property is missing"},
+      {"empty", "/", "empty file"},
+      {"not_json", "/actors/0/role", "not JSON (line 3, column"},
+      {"huge_number", "/run/operations", "out of range"},
+      {"huge_float", "/run/budget_s", "out of range"},
+      {"unknown_strategy", "/engine/strategies/1", "unknown strategy 'fibonacci_heap'"},
+      {"unknown_mutant", "/catches/1", "unknown mutant 'no_such_mutant'"},
+      {"unknown_fault_point", "/faults/0/point", "unknown fault point 'token.no_such_window'"},
+      {"uniform_reversed", "/actors/0/timeout_us/uniform", "greater than upper bound"},
+      {"too_many_threads", "/actors", "cap of 256"},
+      {"role_field", "/actors/0/period_us", "not used by role 'waiter'"},
+      {"duplicate_key", "/name", "duplicate key"},
+      {"operations_cap", "/run/operations", "must be <= 100000000"},
+      {"budget_cap", "/run/budget_s", "must be <= 600"},
+      {"not_object", "/", "wrong type: array"},
+      {"unknown_role", "/actors/0/role", "\"juggler\""},
+  };
+  std::size_t fixtures = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(TLAB_E2E_DIR) / "bad"))
+    fixtures += e.path().extension() == ".json";
+  EXPECT_EQ(fixtures, cases.size()) << "every fixture in bad/ has a row here";
+  for (const auto& [name, pointer, needle] : cases) {
+    const std::string file = "bad/" + name + ".json";
+    const Result r = tlab({"validate", file});
+    EXPECT_EQ(r.code, 2) << name;
+    const std::string prefix = file + ": " + pointer + ": ";
+    EXPECT_NE(r.err.find(prefix), std::string::npos) << name << ": " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << name << ": " << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << name;
+  }
+}
+
+// Validating several files reports the errors of all of them and still exits 2;
+// a missing file is an error with its path.
+TEST(CliTest, ValidateReportsEveryFile) {
+  const Result r =
+      tlab({"validate", "good/racing_minimal.json", "bad/empty.json", "bad/nope.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("racing_minimal.json: ok"), std::string::npos);
+  EXPECT_NE(r.err.find("bad/empty.json: /: empty file"), std::string::npos);
+  EXPECT_NE(r.err.find("bad/nope.json: /: cannot read file"), std::string::npos);
+}
+
+// run/check/replay/compare check their input first and report it with exit 2,
+// before any runner is involved (the runner-less case is in pipeline_test).
+TEST(CliTest, RunCommandsRejectBadInputFirst) {
+  Result r = tlab({"run", "bad/unknown_mutant.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad/unknown_mutant.json: /catches/1:"), std::string::npos) << r.err;
+  r = tlab({"check", "good", "bad/empty.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad/empty.json: /: empty file"), std::string::npos) << r.err;
+  r = tlab({"run", "good/racing_minimal.json", "--report", "/nonexistent/dir/r.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--report"), std::string::npos);
+  r = tlab({"replay", "bad/not_json.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad/not_json.json: /"), std::string::npos);
+  r = tlab({"replay", "good/racing_minimal.json"});  // a scenario is not a report
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("good/racing_minimal.json: /"), std::string::npos) << r.err;
+  r = tlab({"compare", "bad/huge_number.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("bad/huge_number.json: /run/operations:"), std::string::npos);
+}
+
+}  // namespace
