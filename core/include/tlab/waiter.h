@@ -163,7 +163,11 @@ class Waiter {
   bool cancel(Token t) { return resolve_and_resume(t, TimeoutResult::kCanceled); }
 
   // tlab::Waiter::parked: true while the owner is blocked in timeout(). Snapshot.
-  bool parked() const {
+  // Mutant kDataRacePlainFlag: the "cheap peek" that skips mu_ and reads the plain
+  // bool the owner writes under mu_: a data race with no visible symptom on x86,
+  // which ThreadSanitizer reports (the tlab TSan build's showcase).
+  bool parked() const TLAB_NO_THREAD_SAFETY_ANALYSIS {
+    if (P::mutated(Mutant::kDataRacePlainFlag)) return parked_;  // BUG (mutant)
     typename P::Lock lk(mu_);
     return parked_;
   }

@@ -17,6 +17,7 @@
 #define TLAB_PT_GUARDED_BY(x) TLAB_THREAD_ANNOTATION(pt_guarded_by(x))
 #define TLAB_REQUIRES(...) TLAB_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
 #define TLAB_EXCLUDES(...) TLAB_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+#define TLAB_NO_THREAD_SAFETY_ANALYSIS TLAB_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 // Cache-line size for padding shared atomics apart. 64 bytes on every x86-64 and
 // most arm64 parts; std::hardware_destructive_interference_size warns on g++ 12.

@@ -54,6 +54,8 @@ enum class Mutant : std::uint8_t {
   kCoroTimerLeak,              // with_timeout does not cancel the timer when the awaitable wins
   // --- clock.h ---
   kDelayOverflowWraps,         // now + huge delay wraps into the past and fires at once
+  // --- waiter.h (ThreadSanitizer's showcase) ---
+  kDataRacePlainFlag,          // parked() reads a plain flag without the lock: a data race
   kCount
 };
 
@@ -113,6 +115,8 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "the losing timer of with_timeout is never cancelled: leaked timers"},
     {Mutant::kDelayOverflowWraps, "delay_overflow_wraps", "clock.h",
      "now + huge delay wraps into the past: the timer fires at once"},
+    {Mutant::kDataRacePlainFlag, "data_race_plain_flag", "waiter.h",
+     "a plain, non-atomic flag shared between threads: a data race only TSan sees"},
 }};
 
 constexpr bool mutant_table_in_order() {

@@ -1,0 +1,222 @@
+// tlab/tool/runner/case_context.cc: see case_context.h.
+#include "runner/case_context.h"
+
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace tlab::tool::runner {
+
+namespace {
+
+// SplitMix64 (Steele, Lea, Flood 2014): decorrelates seed + index so neighbouring
+// actors do not draw correlated streams.
+std::uint64_t splitmix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+std::string_view name_of(Phase p) {
+  switch (p) {
+    case Phase::kStarting:
+      return "starting";
+    case Phase::kWorking:
+      return "working";
+    case Phase::kParked:
+      return "parked";
+    case Phase::kSleeping:
+      return "sleeping";
+    case Phase::kLocking:
+      return "locking";
+    case Phase::kWaiting:
+      return "waiting";
+    case Phase::kHolding:
+      return "holding";
+    case Phase::kDone:
+      return "done";
+  }
+  return "?";
+}
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string fmt_ns(std::int64_t ns) {
+  const double a = static_cast<double>(ns < 0 ? -ns : ns);
+  const char* sign = ns < 0 ? "-" : "";
+  if (a >= 1e9) return fmt::format("{}{:.3f}s", sign, a / 1e9);
+  if (a >= 1e6) return fmt::format("{}{:.3f}ms", sign, a / 1e6);
+  if (a >= 1e3) return fmt::format("{}{:.1f}us", sign, a / 1e3);
+  return fmt::format("{}{}ns", sign, static_cast<std::int64_t>(a));
+}
+
+void sleep_us(CaseContext& ctx, std::int64_t us) {
+  if (us <= 0) {
+    std::this_thread::yield();
+    return;
+  }
+  // Slices of 5 ms keep a stopping case prompt without busy waiting.
+  const std::int64_t end = steady_ns() + us * 1000;
+  for (;;) {
+    const std::int64_t left = end - steady_ns();
+    if (left <= 0 || ctx.stopping()) return;
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(left, 5'000'000)));
+  }
+}
+
+void ActorState::set(Phase p, std::uint64_t obj) {
+  // relaxed: a diagnostic snapshot for the watchdog; no decision depends on order.
+  object.store(obj, std::memory_order::relaxed);
+  since_ns.store(steady_ns(), std::memory_order::relaxed);
+  phase.store(p, std::memory_order::relaxed);
+}
+
+CaseContext::CaseContext(const CaseSpec& spec, std::int64_t start_steady_ns)
+    : spec_(spec),
+      start_ns_(start_steady_ns),
+      ops_left_(static_cast<std::int64_t>(spec.operations)) {}
+
+ActorState& CaseContext::add_actor(const std::string& name) {
+  actors_.emplace_back().name = name;
+  logs_.emplace_back();
+  return actors_.back();
+}
+
+ActorLog& CaseContext::log_of(const ActorState& a) {
+  for (std::size_t i = 0; i < actors_.size(); ++i) {
+    if (&actors_[i] == &a) return logs_[i];
+  }
+  throw std::logic_error("CaseContext::log_of: unknown actor " + a.name);
+}
+
+std::mt19937_64 CaseContext::rng_for(std::uint64_t index) const {
+  return std::mt19937_64(splitmix(spec_.seed * 0x100000001b3ULL + index));
+}
+
+std::uint64_t CaseContext::thread_seed(std::uint64_t index) const {
+  return splitmix(splitmix(spec_.seed) ^ (index + 0x51ed27ULL));
+}
+
+bool CaseContext::take_op() {
+  if (stopping()) return false;
+  // relaxed: a counter; the budget is a bound, not an ordering point.
+  if (ops_left_.fetch_sub(1, std::memory_order::relaxed) <= 0) return false;
+  ops_done_.fetch_add(1, std::memory_order::relaxed);
+  return true;
+}
+
+std::uint64_t CaseContext::share(std::size_t i, std::size_t n) const {
+  if (n == 0) return 0;
+  return spec_.operations / n + (i < spec_.operations % n ? 1 : 0);
+}
+
+bool CaseContext::take_op(std::uint64_t& left) {
+  if (left == 0 || stopping()) return false;
+  --left;
+  ops_done_.fetch_add(1, std::memory_order::relaxed);  // relaxed: a counter
+  return true;
+}
+
+std::uint64_t CaseContext::ops_done() const { return ops_done_.load(std::memory_order::relaxed); }
+
+std::int64_t CaseContext::elapsed_ns() const { return steady_ns() - start_ns_; }
+
+std::string CaseContext::at(std::int64_t t) const { return "t=" + fmt_ns(t - start_ns_); }
+
+bool CaseContext::over_bound_locked(const std::string& key) const {
+  auto it = violations_.find(key);
+  if (it == violations_.end()) return false;
+  for (std::size_t i = 0; i < kOracleCount; ++i) {
+    if (kOracleNames[i] == key) return it->second.count > scenario().expect.max_violations[i];
+  }
+  return it->second.count > 0;
+}
+
+void CaseContext::violation(Oracle o, const std::string& example) {
+  violation_named(std::string(name_of(o)), example);
+}
+
+void CaseContext::violation_named(const std::string& key, const std::string& example) {
+  std::lock_guard lk(mu_);
+  ViolationRecord& r = violations_[key];
+  if (r.count++ == 0) r.first_example = example;
+  if (!detected_ && over_bound_locked(key)) {
+    detected_ = true;
+    counters_["detect_us"] =
+        static_cast<std::uint64_t>(std::max<std::int64_t>(0, elapsed_ns() / 1000));
+    // A mutant case exists to show detection: stop at the first violation.
+    if (spec_.expect_fail) stop();
+  }
+}
+
+void CaseContext::add(const std::string& counter, std::uint64_t n) {
+  std::lock_guard lk(mu_);
+  counters_[counter] += n;
+}
+
+void CaseContext::set_counter(const std::string& counter, std::uint64_t n) {
+  std::lock_guard lk(mu_);
+  counters_[counter] = n;
+}
+
+void CaseContext::note(const std::string& line) {
+  std::lock_guard lk(mu_);
+  if (!notes_.empty()) notes_ += "; ";
+  notes_ += line;
+}
+
+std::string CaseContext::actor_report() const {
+  std::string out;
+  const std::int64_t now = steady_ns();
+  for (const ActorState& a : actors_) {
+    const Phase p = a.phase.load(std::memory_order::relaxed);
+    const std::uint64_t obj = a.object.load(std::memory_order::relaxed);
+    const std::int64_t since = a.since_ns.load(std::memory_order::relaxed);
+    out += fmt::format("{}: {}", a.name, name_of(p));
+    if (obj != 0) out += fmt::format(" on 0x{:x}", obj);
+    out += fmt::format(" for {} ({} ops)", fmt_ns(now - since),
+                       a.ops.load(std::memory_order::relaxed));
+    const std::int64_t dl = a.deadline_ns.load(std::memory_order::relaxed);
+    if (p == Phase::kParked && dl != 0)
+      out += fmt::format(", deadline passed {} ago", fmt_ns(now - dl));
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json CaseContext::snapshot(Verdict v, const std::string& message, bool with_samples) {
+  nlohmann::json j;
+  j["verdict"] = std::string(tool::name_of(v));
+  std::lock_guard lk(mu_);
+  nlohmann::json viol = nlohmann::json::object();
+  for (const auto& [k, r] : violations_)
+    viol[k] = {{"count", r.count}, {"first_example", r.first_example}};
+  j["violations"] = viol;
+  nlohmann::json counters = nlohmann::json::object();
+  for (const auto& [k, n] : counters_) counters[k] = n;
+  counters["operations_done"] = ops_done();
+  j["counters"] = counters;
+  std::string msg = message;
+  if (!notes_.empty()) msg += (msg.empty() ? "" : "; ") + notes_;
+  j["message"] = msg;
+  nlohmann::json samples = nlohmann::json::object();
+  for (std::size_t i = 0; with_samples && i < kLatencyCount; ++i) {
+    std::vector<std::int64_t> all;
+    for (const ActorLog& log : logs_) {
+      all.insert(all.end(), log.samples[i].begin(), log.samples[i].end());
+    }
+    if (!all.empty()) samples[std::string(kLatencyNames[i])] = std::move(all);
+  }
+  j["samples"] = samples;
+  return j;
+}
+
+}  // namespace tlab::tool::runner

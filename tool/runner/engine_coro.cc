@@ -1,0 +1,140 @@
+// tlab/tool/runner/engine_coro.cc: the kCoroutine engine (engines.h): coroutines on
+// EventLoop<Q, StressPlatform> (the case's strategy is the loop's timer queue).
+//
+// Every coroutine_task actor is one coroutine; each operation is
+//   co_await with_timeout(loop, sleep_for(loop, delay_us), timeout_us)
+// on one loop thread (the loop is single-threaded by design, seed 004). A
+// coroutine that loses to its timeout keeps sleeping detached; run() returns when
+// every coroutine and detached loser is done.
+//
+// Oracles: early_fire (the sleep completed before its delay, or the timeout fired
+// before its duration), task_exceptions (an
+// exception escaped a spawned coroutine), conservation (timer entries left in the
+// loop's queue once every coroutine finished: a timer that was never cancelled).
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runner/engines.h"
+#include "tlab/coro/event_loop.h"
+#include "tlab/coro/sleep_for.h"
+#include "tlab/coro/task.h"
+#include "tlab/coro/with_timeout.h"
+#include "tlab/platform/stress_platform.h"
+#include "tlab/queue/strategy.h"
+
+namespace tlab::tool::runner {
+
+namespace {
+
+using P = StressPlatform;
+
+template <template <class, class> class QueueT>
+class CoroCase {
+ public:
+  using Loop = EventLoop<QueueT, P>;
+
+  explicit CoroCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
+
+  void run() {
+    SteadyClock clock;
+    Loop loop(clock, queue_config_of(s_));
+    struct Ref {
+      const Actor* a;
+      ActorState* st;
+      std::size_t index;
+    };
+    std::vector<Ref> refs;
+    std::size_t index = 0;
+    for (const Actor& a : s_.actors) {
+      for (int i = 0; i < a.count; ++i, ++index) {
+        refs.push_back({&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), i)), index});
+      }
+    }
+    ctx_.actors_ready();
+    stress::seed_thread(ctx_.thread_seed(refs.size()));
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      Ref& r = refs[i];
+      loop.spawn(body(loop, *r.a, *r.st, ctx_.rng_for(r.index), ctx_.share(i, refs.size())));
+    }
+    loop.run();
+    const LoopStats& st = loop.stats();
+    ctx_.set_counter("loop_passes", st.passes);
+    ctx_.set_counter("timers_fired", st.timers_fired);
+    ctx_.set_counter("completed", completed_);
+    ctx_.set_counter("timed_out", timed_out_);
+    if (st.unhandled_exceptions > 0) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("{} exception(s) escaped spawned coroutines", st.unhandled_exceptions));
+    }
+    if (const std::size_t left = loop.pending_timers(); left > 0 && !ctx_.stopping()) {
+      ctx_.violation(
+          Oracle::kConservation,
+          fmt::format("{} timer entr{} left in the loop's queue at {} after every coroutine "
+                      "finished (armed = fired + cancelled + pending does not close: a timer "
+                      "whose race was over was never cancelled)",
+                      left, left == 1 ? "y" : "ies", ctx_.at(steady_ns())));
+    }
+  }
+
+ private:
+  Task<void> body(Loop& loop, const Actor& a, ActorState& st, std::mt19937_64 rng,
+                  std::uint64_t quota) {
+    ActorLog& log = ctx_.log_of(st);
+    while (ctx_.take_op(quota)) {
+      const std::int64_t delay = a.delay_us->sample(rng) * 1000;
+      const std::int64_t timeout = a.timeout_us->sample(rng) * 1000;
+      const std::int64_t t0 = loop.now().ns();
+      st.set(Phase::kParked);
+      auto r = co_await with_timeout(loop, sleep_for(loop, Duration::nanoseconds(delay)),
+                                     Duration::nanoseconds(timeout));
+      const std::int64_t back = loop.now().ns();
+      st.set(Phase::kWorking);
+      st.ops.fetch_add(1, std::memory_order::relaxed);
+      const bool done = r.completed();
+      const std::int64_t own = t0 + (done ? delay : timeout);
+      (done ? completed_ : timed_out_) += 1;
+      log.sample(Latency::kFireLateness, back - own);
+      if (back < own) {
+        ctx_.violation(Oracle::kEarlyFire,
+                       fmt::format("{}: the {} (due {}) won at {}, {} early", st.name,
+                                   done ? "sleep" : "timeout", ctx_.at(own), ctx_.at(back),
+                                   fmt_ns(own - back)));
+      }
+    }
+    st.set(Phase::kDone);
+  }
+
+  CaseContext& ctx_;
+  const Scenario& s_;
+  std::uint64_t completed_ = 0, timed_out_ = 0;  // loop thread only
+};
+
+}  // namespace
+
+void run_coroutine_engine(CaseContext& ctx) {
+  const auto strategy = strategy_from_name(ctx.spec().strategy);
+  if (!strategy) throw std::invalid_argument("unknown strategy " + ctx.spec().strategy);
+  switch (*strategy) {
+    case Strategy::kBinaryHeap:
+      CoroCase<BinaryHeapQueue>(ctx).run();
+      break;
+    case Strategy::kHashedWheel:
+      CoroCase<HashedWheelQueue>(ctx).run();
+      break;
+    case Strategy::kHierarchicalWheel:
+      CoroCase<HierarchicalWheelQueue>(ctx).run();
+      break;
+    case Strategy::kPerWorkerWheel:
+      CoroCase<PerWorkerWheelQueue>(ctx).run();
+      break;
+    case Strategy::kSortedList:
+      CoroCase<SortedListQueue>(ctx).run();
+      break;
+    case Strategy::kCount:
+      throw std::invalid_argument("not a strategy");
+  }
+}
+
+}  // namespace tlab::tool::runner

@@ -1,0 +1,340 @@
+// tlab/tool/runner/engine_executor.cc: the kExecutor engine (engines.h): seed 003's
+// Executor<StressPlatform> with worker churn.
+//
+// The executor always uses its per-worker wheels (that is its design, seed 003); the
+// case's strategy is recorded but not used, and the message says so.
+//
+// Actors:
+//   scheduler     one handle per operation, armed delay_us ahead from outside the
+//                 executor (the submission path); with cancel_probability it is
+//                 cancelled at once and, if that won, RE-ARMED two ticks later than
+//                 before: the re-arm after a cancel is where a generation bug bites
+//   thrower       handles whose callback throws
+//   canceller     after delay_us, cancels a random live handle
+//   worker_churn  every period_us stops a random worker and restarts it
+//
+// Oracles (each handle keeps a record of its arming under a mutex; the callback
+// checks it): early_fire (a fire before the current arming's deadline: the old
+// entry of a re-armed handle), fired_after_cancel, double_resume (two fires of one
+// arming), lost_timer (due before the drain horizon, never fired), task_exceptions
+// (throws not counted in Stats::callback_errors), conservation (the runner's
+// armings = fired + cancelled + pending, and its counts equal Executor::stats()).
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runner/engines.h"
+#include "tlab/executor.h"
+#include "tlab/platform/stress_platform.h"
+
+namespace tlab::tool::runner {
+
+namespace {
+
+using P = StressPlatform;
+using Exec = Executor<P>;
+
+enum class HState : std::uint8_t { kArmed, kFired, kCancelled };
+
+struct Handle {
+  std::uint64_t id = 0;
+  std::string owner;
+  bool thrower = false;
+  Exec::Timer timer;
+  std::mutex mu;
+  HState state = HState::kArmed;  // mu
+  std::uint64_t seq = 0;          // mu: armings of this handle
+  std::int64_t deadline = 0;      // mu: current arming's deadline
+  std::uint64_t fires = 0;        // mu
+};
+
+class ExecutorCase {
+ public:
+  explicit ExecutorCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
+
+  void run() {
+    ctx_.note(fmt::format("the executor uses per-worker wheels by design; strategy {} is not used",
+                          ctx_.spec().strategy));
+    Exec::Config cfg;
+    cfg.workers = static_cast<std::size_t>(s_.engine.workers);
+    cfg.resolution = Duration::microseconds(s_.engine.tick_us);
+    exec_ = std::make_unique<Exec>(cfg, clock_);
+    workers_log_ = &ctx_.log_of(ctx_.add_actor("workers#0"));
+    struct Run {
+      const Actor* a;
+      ActorState* st;
+      std::size_t index;
+      std::uint64_t quota;
+    };
+    std::vector<Run> runs;
+    std::size_t index = 0, producers_n = 0, k = 0;
+    for (const Actor& a : s_.actors) {
+      if (a.role == Role::kScheduler || a.role == Role::kThrower) producers_n += a.count;
+    }
+    for (const Actor& a : s_.actors) {
+      if (a.role == Role::kScheduler && a.mode != ScheduleMode::kOnce) {
+        throw std::invalid_argument("executor timers are one-shot: scheduler mode must be once");
+      }
+      for (int i = 0; i < a.count; ++i, ++index) {
+        const bool producer = a.role == Role::kScheduler || a.role == Role::kThrower;
+        runs.push_back({&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), i)), index,
+                        producer ? ctx_.share(k++, producers_n) : 0});
+      }
+    }
+    ctx_.actors_ready();
+    std::vector<std::thread> producers, others;
+    for (Run& r : runs) {
+      auto body = [this, r]() mutable {
+        stress::seed_thread(ctx_.thread_seed(r.index));
+        std::mt19937_64 rng = ctx_.rng_for(r.index);
+        ActorLog& log = ctx_.log_of(*r.st);
+        switch (r.a->role) {
+          case Role::kWorkerChurn:
+            churn_loop(*r.a, *r.st, rng);
+            break;
+          case Role::kCanceller:
+            canceller_loop(*r.a, *r.st, rng, log);
+            break;
+          default:
+            producer_loop(*r.a, *r.st, rng, log, r.quota);
+            break;
+        }
+        r.st->set(Phase::kDone);
+      };
+      const bool producer = r.a->role == Role::kScheduler || r.a->role == Role::kThrower;
+      (producer ? producers : others).emplace_back(body);
+    }
+    for (auto& t : producers) t.join();
+    producers_done_.store(true, std::memory_order::release);  // pairs with the loops' acquire
+    for (auto& t : others) t.join();
+    finish();
+  }
+
+ private:
+  std::int64_t now() const { return clock_.now().ns(); }
+
+  void on_fire(Handle* h) {
+    const std::int64_t t = now();
+    std::int64_t deadline;
+    {
+      std::lock_guard lk(h->mu);
+      deadline = h->deadline;
+      if (h->state == HState::kCancelled) {
+        ctx_.violation(
+            Oracle::kFiredAfterCancel,
+            fmt::format("handle #{} of {}: arming {} was cancelled (cancel returned true) yet "
+                        "fired at {}",
+                        h->id, h->owner, h->seq, ctx_.at(t)));
+      } else if (h->state == HState::kFired) {
+        ctx_.violation(Oracle::kDoubleResume,
+                       fmt::format("handle #{} of {}: arming {} fired twice (again at {})", h->id,
+                                   h->owner, h->seq, ctx_.at(t)));
+      }
+      if (t < deadline) {
+        ctx_.violation(
+            Oracle::kEarlyFire,
+            fmt::format("handle #{} of {}: fired at {}, {} before the deadline {} of its "
+                        "current arming {} (an entry of an earlier arming fired)",
+                        h->id, h->owner, ctx_.at(t), fmt_ns(deadline - t), ctx_.at(deadline),
+                        h->seq));
+      }
+      if (h->state == HState::kArmed) {
+        h->state = HState::kFired;
+        fired_.fetch_add(1, std::memory_order::relaxed);
+      }
+      ++h->fires;
+    }
+    {
+      std::lock_guard lk(log_mu_);
+      workers_log_->sample(Latency::kFireLateness, t - deadline);
+    }
+    if (h->thrower) {
+      thrown_.fetch_add(1, std::memory_order::relaxed);
+      throw std::runtime_error(fmt::format("thrower handle #{} throws by design", h->id));
+    }
+  }
+
+  void arm(Handle& h, Duration d, ActorLog& log) {
+    const std::int64_t t0 = now();
+    {
+      std::lock_guard lk(h.mu);
+      h.state = HState::kArmed;
+      ++h.seq;
+      h.deadline = (Instant::from_ns(t0) + d).ns();
+    }
+    exec_->schedule_at(h.timer, Instant::from_ns(t0) + d);
+    log.sample(Latency::kScheduleCost, now() - t0);
+    armings_.fetch_add(1, std::memory_order::relaxed);
+  }
+
+  bool cancel(Handle& h, ActorLog& log) {
+    std::lock_guard lk(h.mu);
+    if (h.state != HState::kArmed) return false;
+    const std::int64_t t0 = now();
+    const bool won = exec_->cancel(h.timer);
+    log.sample(Latency::kCancelCost, now() - t0);
+    if (won) {
+      h.state = HState::kCancelled;
+      cancelled_.fetch_add(1, std::memory_order::relaxed);
+    }
+    return won;
+  }
+
+  void producer_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log,
+                     std::uint64_t quota) {
+    const bool thrower = a.role == Role::kThrower;
+    while (ctx_.take_op(quota)) {
+      Handle* h;
+      {
+        // Filled in under handles_mu_: cancellers pick handles under it, and these
+        // fields are immutable afterwards.
+        std::lock_guard lk(handles_mu_);
+        h = &handles_.emplace_back();
+        h->id = handles_.size();
+        h->owner = st.name;
+        h->thrower = thrower;
+        h->timer = Exec::make_timer([this, h] { on_fire(h); });
+      }
+      const std::int64_t d_us = a.delay_us->sample(rng);
+      st.set(Phase::kWorking, h->id);
+      arm(*h, Duration::microseconds(d_us), log);
+      st.ops.fetch_add(1, std::memory_order::relaxed);
+      if (!thrower && a.cancel_probability > 0 &&
+          std::bernoulli_distribution(a.cancel_probability)(rng)) {
+        if (cancel(*h, log)) {
+          arm(*h, Duration::microseconds(d_us + 2 * s_.engine.tick_us), log);
+        }
+      }
+    }
+  }
+
+  void canceller_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log) {
+    while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+      st.set(Phase::kSleeping);
+      sleep_us(ctx_, a.delay_us->sample(rng));
+      Handle* h = nullptr;
+      {
+        std::lock_guard lk(handles_mu_);
+        if (!handles_.empty()) {
+          h = &handles_[std::uniform_int_distribution<std::size_t>(0, handles_.size() - 1)(rng)];
+        }
+      }
+      if (h == nullptr) continue;
+      st.set(Phase::kWorking, h->id);
+      cancel(*h, log);
+      st.ops.fetch_add(1, std::memory_order::relaxed);
+    }
+  }
+
+  void churn_loop(const Actor& a, ActorState& st, std::mt19937_64& rng) {
+    const std::size_t n = static_cast<std::size_t>(s_.engine.workers);
+    while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+      st.set(Phase::kSleeping);
+      sleep_us(ctx_, a.period_us->sample(rng));
+      const std::size_t w = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
+      st.set(Phase::kWorking, w + 1);
+      exec_->stop_worker(w);
+      ctx_.add("worker_stops");
+      std::this_thread::yield();
+      exec_->start_worker(w);
+      st.ops.fetch_add(1, std::memory_order::relaxed);
+    }
+  }
+
+  void finish() {
+    const std::int64_t horizon = now();
+    const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
+    const std::int64_t until =
+        horizon +
+        std::min(budget_third, std::max<std::int64_t>(100'000'000, 40 * s_.engine.tick_us * 1000));
+    for (;;) {
+      bool settled = true;
+      for (Handle& h : handles_) {
+        std::lock_guard lk(h.mu);
+        if (h.state == HState::kArmed && h.deadline <= horizon) {
+          settled = false;
+          break;
+        }
+      }
+      if (settled || now() >= until || ctx_.stopping()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const Exec::Stats st = exec_->stats();
+    std::uint64_t open = 0;
+    for (Handle& h : handles_) {
+      std::lock_guard lk(h.mu);
+      if (h.state != HState::kArmed) continue;
+      ++open;
+      if (h.deadline <= horizon && !ctx_.stopping()) {
+        ctx_.violation(
+            Oracle::kLostTimer,
+            fmt::format("handle #{} of {}: arming {} due at {} never fired nor was cancelled by "
+                        "{} (after {} worker stops)",
+                        h.id, h.owner, h.seq, ctx_.at(h.deadline), ctx_.at(now()), st.migrated));
+      }
+    }
+    const std::uint64_t armings = armings_.load(), fired = fired_.load(),
+                        cancelled = cancelled_.load();
+    ctx_.set_counter("armed", armings);
+    ctx_.set_counter("fired", fired);
+    ctx_.set_counter("cancelled", cancelled);
+    ctx_.set_counter("pending", open);
+    ctx_.set_counter("executor_migrated", st.migrated);
+    ctx_.set_counter("executor_stale_skipped", st.stale_skipped);
+    if (!ctx_.stopping() &&
+        (armings != fired + cancelled + open || st.fired != fired || st.cancelled != cancelled)) {
+      ctx_.violation(
+          Oracle::kConservation,
+          fmt::format("runner: armed {} = fired {} + cancelled {} + pending {}?; executor "
+                      "stats: scheduled {} fired {} cancelled {} pending {}",
+                      armings, fired, cancelled, open, st.scheduled, st.fired, st.cancelled,
+                      st.pending));
+    }
+    // Shut down with a bound: a worker that cannot be stopped ends the child.
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    std::thread t([this, done] {
+      exec_->shutdown();
+      done->store(true, std::memory_order::release);  // pairs with the load below
+    });
+    const std::int64_t limit = steady_ns() + 2'000'000'000;
+    while (!done->load(std::memory_order::acquire) && steady_ns() < limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (!done->load(std::memory_order::acquire)) {
+      t.detach();
+      ctx_.violation(Oracle::kLostWakeup, "executor shutdown() did not return within 2 s");
+      emit_and_exit(ctx_, std::nullopt, "engine executor: shutdown hung; the case process exits");
+    }
+    t.join();
+    const std::uint64_t thrown = thrown_.load();
+    const Exec::Stats after = exec_->stats();
+    if (after.callback_errors != thrown) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("{} thrower callbacks threw but the executor counted {} callback errors",
+                      thrown, after.callback_errors));
+    }
+  }
+
+  CaseContext& ctx_;
+  const Scenario& s_;
+  SteadyClock clock_;
+  std::unique_ptr<Exec> exec_;
+  ActorLog* workers_log_ = nullptr;  // log_mu_
+  std::mutex log_mu_;
+  std::mutex handles_mu_;
+  std::deque<Handle> handles_;  // appended under handles_mu_; stable addresses
+  std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
+  std::atomic<bool> producers_done_{false};
+};
+
+}  // namespace
+
+void run_executor_engine(CaseContext& ctx) {
+  ExecutorCase c(ctx);
+  c.run();
+}
+
+}  // namespace tlab::tool::runner

@@ -1,0 +1,884 @@
+// tlab/tool/runner/engine_service.cc: the kService engine (engines.h): waiters,
+// schedulers, throwers and cancellers against one TimerService<Q, P>.
+//
+// Actors:
+//   waiter     Waiter<P, Bits>::timeout(service, timeout_us) in a loop; publishes
+//              (token, arming number) in its slot in before_suspend
+//   canceller  after delay_us, cancels the token it read from a random live waiter
+//              slot (or, with no waiters, a random live task via service.cancel)
+//   scheduler  one task per operation, delay_us ahead (mode once: alternately
+//              schedule(task, d) and schedule_at(task, deadline_after<P>(now, d)),
+//              so both the service's and the clock's delay arithmetic are used;
+//              fixed_delay / fixed_rate with period_us); then cancels it with
+//              cancel_probability, alternately service.cancel(task) and task->cancel()
+//   thrower    one task per operation, delay_us ahead, whose callback throws
+//   timer_thread  the service's own thread (steady clock; implicit when absent)
+//
+// Oracles, all decided from logs after the actors are joined (so no race in the
+// runner can fake a finding):
+//   double_resume     the Waiter's own double_resumes/stale_wakeups; an arming
+//                     with two winning cancellers
+//   wrong_result      an arming that returned CANCELED though no canceller won
+//                     resolve with ITS token (a stale token won: the ABA of RFC
+//                     0014), and a schedule*() that accepted a negative delay
+//   early_fire        an arming EXPIRED, or a task ran, before its deadline on the
+//                     engine's clock
+//   fired_after_cancel a one-shot task that ran although cancel returned true; a
+//                     periodic task that started two runs after its cancel returned
+//   lost_timer        a one-shot task due before the drain horizon that neither ran
+//                     nor was cancelled by the end of the drain
+//   lost_wakeup       the watchdog (stress_runner.cc) saw a waiter parked far past
+//                     its deadline; a shutdown_now() that did not return
+//   task_exceptions   a thrower's exception not counted by the service, or a dead
+//                     timer thread (a probe task scheduled at the end never runs)
+//   conservation      armed = fired + cancelled + pending, against service.pending()
+//                     and the Waiter's own counters
+// Latency: fire_lateness (run start - deadline; fixed-rate against the ideal
+// schedule first + k * period, so drift shows), cancel_to_resume (a winning
+// cancel to its waiter's return), schedule_cost, cancel_cost.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runner/engines.h"
+#include "tlab/platform/stress_platform.h"
+#include "tlab/queue/strategy.h"
+#include "tlab/timer_service.h"
+#include "tlab/waiter.h"
+
+namespace tlab::tool::runner {
+
+namespace {
+
+// Where a virtual clock starts: 2^62 ns, so that a huge delay crosses INT64_MAX.
+constexpr std::int64_t kVirtualEpochNs = std::int64_t{1} << 62;
+
+template <class P>
+struct TaskRec {
+  std::uint64_t id = 0;
+  std::string owner;
+  TaskKind kind = TaskKind::kOnce;
+  bool thrower = false;
+  std::int64_t first_deadline = 0;  // engine clock ns, saturating
+  std::int64_t period = 0;
+  TimerTaskPtr<P> task;
+  std::mutex mu;
+  std::vector<std::pair<std::int64_t, std::int64_t>> fires;  // (scheduled_time, start); mu
+  bool cancel_won = false;                                   // mu
+  std::int64_t cancel_returned = 0;                          // mu
+  std::string canceller;                                     // mu
+};
+
+template <class Q, class P, unsigned Bits>
+class ServiceCase {
+ public:
+  using Service = TimerService<Q, P>;
+  using W = Waiter<P, Bits>;
+  using Token = typename W::Token;
+  using Rec = TaskRec<P>;
+  static constexpr bool kVirtual = P::Clock::kVirtual;
+
+  explicit ServiceCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
+
+  void run() {
+    if constexpr (kVirtual) {
+      clock_.set(Instant::from_ns(kVirtualEpochNs));
+    }
+    TimerServiceOptions opts;
+    opts.start_thread = !kVirtual;
+    opts.queue = queue_config_of(s_);
+    service_ = std::make_unique<Service>(clock_, opts);
+    timer_actor_ = &ctx_.add_actor(kVirtual ? "driver#0" : "timer_thread#0");
+    timer_log_ = &ctx_.log_of(*timer_actor_);
+    build_actors();
+    if constexpr (kVirtual) {
+      ctx_.actors_ready();
+      run_virtual();
+    } else {
+      set_rescue_hook([this](std::size_t i) { rescue(i); });
+      ctx_.actors_ready();
+      run_threads();
+    }
+    drain_and_check();
+    set_rescue_hook(nullptr);
+  }
+
+ private:
+  struct Slot {
+    ActorState* st = nullptr;
+    std::mutex mu;
+    Token token{};
+    std::uint64_t seq = 0;
+    bool live = false;
+    W waiter;
+    struct Arming {
+      std::uint64_t seq;
+      std::uint32_t token;
+      std::int64_t deadline, armed, returned;
+      TimeoutResult result;
+    };
+    std::vector<Arming> log;  // owner thread; read after join
+  };
+  struct Win {
+    std::size_t slot;
+    std::uint64_t seq;
+    std::uint32_t token;
+    std::int64_t t0, t1;  // around the cancel() call
+    std::string who;
+  };
+  struct ActorRun {
+    const Actor* spec;
+    ActorState* st;
+    std::size_t index;
+    std::size_t slot = 0;           // waiters
+    std::vector<Win> wins;          // cancellers; read after join
+    std::int64_t next_virtual = 0;  // virtual mode: when the next operation is due
+    std::uint64_t quota = 0;        // its share of run.operations (not cancellers)
+  };
+
+  std::int64_t now() const { return clock_.now().ns(); }
+
+  void build_actors() {
+    std::size_t index = 0;
+    for (const Actor& a : s_.actors) {
+      if (a.role == Role::kTimerThread) continue;
+      for (int i = 0; i < a.count; ++i, ++index) {
+        ActorRun r{&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), i)), index};
+        if (a.role == Role::kWaiter) {
+          r.slot = slots_.size();
+          slots_.emplace_back().st = r.st;
+        }
+        runs_.push_back(std::move(r));
+      }
+    }
+    std::size_t workers = 0;
+    for (const ActorRun& r : runs_) workers += r.spec->role != Role::kCanceller;
+    std::size_t k = 0;
+    for (ActorRun& r : runs_) {
+      if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, workers);
+    }
+  }
+
+  // ---- task callbacks ------------------------------------------------------------
+
+  void on_fire(Rec* rec) {
+    const std::int64_t start = now();
+    const std::int64_t due = rec->task->scheduled_time().ns();
+    std::size_t k;
+    {
+      std::lock_guard lk(rec->mu);
+      rec->fires.emplace_back(due, start);
+      k = rec->fires.size() - 1;
+    }
+    if (k == 0 && rec->kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
+    // The deadline the task SHOULD have: the runner's own saturating now + delay
+    // for a one-shot (a wrapped deadline in the service shows as an early run),
+    // first + k * period for fixed rate, the service's schedule for fixed delay.
+    std::int64_t ideal = due;
+    if (rec->kind == TaskKind::kOnce) ideal = std::max(due, rec->first_deadline);
+    if (rec->kind == TaskKind::kFixedRate) {
+      // The fixed-rate contract: run k is due at first + k * period.
+      ideal = (Instant::from_ns(rec->first_deadline) +
+               Duration::nanoseconds(rec->period) * static_cast<std::int64_t>(k))
+                  .ns();
+    }
+    timer_log_->sample(Latency::kFireLateness, start - ideal);
+    const std::int64_t must = std::max(due, rec->kind == TaskKind::kOnce ? ideal : due);
+    if (start < must) {
+      ctx_.violation(Oracle::kEarlyFire,
+                     fmt::format("task #{} of {} ran at {}, {} before its deadline {} (run {}; the "
+                                 "service had it due at {})",
+                                 rec->id, rec->owner, ctx_.at(start - base_), fmt_ns(must - start),
+                                 ctx_.at(must - base_), k, ctx_.at(due - base_)));
+    }
+    if (rec->thrower) {
+      thrown_.fetch_add(1, std::memory_order::relaxed);  // read after the service is quiet
+      throw std::runtime_error(fmt::format("thrower task #{} throws by design", rec->id));
+    }
+  }
+
+  Rec& new_rec(const ActorRun& r, bool thrower) {
+    std::lock_guard lk(recs_mu_);
+    Rec& rec = recs_.emplace_back();
+    rec.id = recs_.size();
+    rec.owner = r.st->name;
+    rec.thrower = thrower;
+    rec.task = TimerTask<P>::make([this, p = &rec] { on_fire(p); });
+    return rec;
+  }
+
+  // One scheduler or thrower operation. Returns false if nothing was scheduled.
+  bool schedule_one(ActorRun& r, std::mt19937_64& rng, ActorLog& log) {
+    const Actor& a = *r.spec;
+    const bool thrower = a.role == Role::kThrower;
+    const std::int64_t d_us = a.delay_us->sample(rng);
+    Rec& rec = new_rec(r, thrower);
+    const Duration d = Duration::microseconds(d_us);
+    const std::int64_t t0 = now();
+    rec.first_deadline = (Instant::from_ns(t0) + d).ns();
+    const ScheduleMode mode = thrower ? ScheduleMode::kOnce : a.mode;
+    r.st->set(Phase::kWorking, rec.id);
+    try {
+      if (mode == ScheduleMode::kOnce) {
+        rec.kind = TaskKind::kOnce;
+        if (rec.id % 2 == 0) {
+          service_->schedule(rec.task, d);
+        } else {
+          // Aligned up to the engine tick, as code that batches timeouts does, so
+          // timers of one scheduler share deadlines (expiry storms, FIFO ties).
+          Instant at = deadline_after<P>(Instant::from_ns(t0), checked_delay(d, "scheduler"));
+          const std::int64_t tick = s_.engine.tick_us * 1000;
+          if (at.ns() < Instant::max().ns() - tick)
+            at = Instant::from_ns((at.ns() + tick - 1) / tick * tick);
+          rec.first_deadline = std::max(rec.first_deadline, at.ns());
+          service_->schedule_at(rec.task, at);
+        }
+      } else {
+        const Duration period = Duration::microseconds(a.period_us->sample(rng));
+        rec.period = period.ns();
+        if (mode == ScheduleMode::kFixedDelay) {
+          rec.kind = TaskKind::kFixedDelay;
+          service_->schedule_fixed_delay(rec.task, d, period);
+        } else {
+          rec.kind = TaskKind::kFixedRate;
+          service_->schedule_at_fixed_rate(rec.task, d, period);
+        }
+      }
+    } catch (const std::invalid_argument& e) {
+      if (d_us < 0) {
+        ctx_.add("rejected_negative_delays");
+        rec.task->cancel();
+        rec.cancel_won = false;
+        rec.kind = TaskKind::kOnce;
+        rec.first_deadline = 0;
+        std::lock_guard lk(rec.mu);
+        rec.canceller = "rejected";
+        return false;
+      }
+      throw;
+    }
+    log.sample(Latency::kScheduleCost, now() - t0);
+    if (d_us < 0) {
+      ctx_.violation(Oracle::kWrongResult,
+                     fmt::format("{}: schedule of task #{} with delay {} us was accepted at {}; a "
+                                 "negative delay must throw std::invalid_argument",
+                                 r.st->name, rec.id, d_us, ctx_.at(t0 - base_)));
+    }
+    ctx_.add(thrower ? "thrower_tasks" : "scheduled");
+    live_.fetch_add(1, std::memory_order::relaxed);
+    if (!thrower && a.cancel_probability > 0 &&
+        std::bernoulli_distribution(a.cancel_probability)(rng)) {
+      cancel_task(rec, r.st->name, log, (rec.id / 2) % 2 == 0);
+    }
+    return true;
+  }
+
+  void cancel_task(Rec& rec, const std::string& who, ActorLog& log, bool via_service) {
+    const std::int64_t t0 = now();
+    const bool won = via_service ? service_->cancel(rec.task) : rec.task->cancel();
+    const std::int64_t t1 = now();
+    log.sample(Latency::kCancelCost, t1 - t0);
+    if (!won) return;
+    if (rec.kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
+    std::lock_guard lk(rec.mu);
+    rec.cancel_won = true;
+    rec.cancel_returned = t1;
+    rec.canceller = who + (via_service ? " (service.cancel)" : " (task->cancel)");
+  }
+
+  // ---- actors on threads (steady clock) ------------------------------------------
+
+  void waiter_loop(ActorRun& r, std::mt19937_64& rng) {
+    Slot& slot = slots_[r.slot];
+    ActorLog& log = ctx_.log_of(*r.st);
+    std::uint64_t seq = 0;
+    while (ctx_.take_op(r.quota)) {
+      const std::int64_t d_us = r.spec->timeout_us->sample(rng);
+      const Duration d = Duration::microseconds(d_us);
+      const std::int64_t armed = now();
+      const std::int64_t deadline = (Instant::from_ns(armed) + d).ns();
+      ++seq;
+      r.st->deadline_ns.store(steady_ns() + d.ns(), std::memory_order::relaxed);
+      const TimeoutResult res = slot.waiter.timeout(*service_, d, [&](Token t) {
+        std::lock_guard lk(slot.mu);
+        slot.token = t;
+        slot.seq = seq;
+        slot.live = true;
+        r.st->set(Phase::kParked, t.raw());
+      });
+      const std::int64_t back = now();
+      r.st->deadline_ns.store(0, std::memory_order::relaxed);
+      r.st->set(Phase::kWorking);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+      std::uint32_t tok;
+      {
+        std::lock_guard lk(slot.mu);
+        slot.live = false;
+        tok = slot.token.raw();
+      }
+      slot.log.push_back({seq, tok, deadline, armed, back, res});
+      if (res == TimeoutResult::kExpired) {
+        log.sample(Latency::kFireLateness, back - deadline);
+        if (back < deadline) {
+          ctx_.violation(
+              Oracle::kEarlyFire,
+              fmt::format("{}: arming {} (token 0x{:x}, timeout {} us) returned EXPIRED at "
+                          "{}, {} before its deadline {}",
+                          r.st->name, seq, tok, d_us, ctx_.at(back - base_),
+                          fmt_ns(deadline - back), ctx_.at(deadline - base_)));
+        }
+      }
+    }
+  }
+
+  void canceller_loop(ActorRun& r, std::mt19937_64& rng) {
+    ActorLog& log = ctx_.log_of(*r.st);
+    std::uint64_t parked_hits = 0;
+    while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+      const std::int64_t delay = r.spec->delay_us->sample(rng);
+      if (slots_.empty()) {
+        Rec* target = nullptr;
+        {
+          std::lock_guard lk(recs_mu_);
+          if (!recs_.empty()) {
+            target = &recs_[std::uniform_int_distribution<std::size_t>(0, recs_.size() - 1)(rng)];
+          }
+        }
+        sleep_us(ctx_, delay);
+        if (target != nullptr && target->task->state() == TaskState::kScheduled) {
+          cancel_task(*target, r.st->name, log, true);
+          r.st->ops.fetch_add(1, std::memory_order::relaxed);
+        }
+        continue;
+      }
+      const std::size_t i = std::uniform_int_distribution<std::size_t>(0, slots_.size() - 1)(rng);
+      Slot& slot = slots_[i];
+      Token t;
+      std::uint64_t seq;
+      {
+        std::lock_guard lk(slot.mu);
+        if (!slot.live) {
+          t = Token{};
+          seq = 0;
+        } else {
+          t = slot.token;
+          seq = slot.seq;
+        }
+      }
+      if (seq == 0) {
+        std::this_thread::yield();
+        continue;
+      }
+      r.st->set(Phase::kSleeping, t.raw());
+      sleep_us(ctx_, delay);
+      r.st->set(Phase::kWorking, t.raw());
+      // Whether the target is already parked (Waiter::parked(), a snapshot): the
+      // counter says how often cancels hit a parked waiter rather than one still
+      // arming; it is also the read that mutant data_race_plain_flag makes racy.
+      parked_hits += slot.waiter.parked();
+      const std::int64_t t0 = now();
+      const bool won = slot.waiter.cancel(t);
+      const std::int64_t t1 = now();
+      log.sample(Latency::kCancelCost, t1 - t0);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+      if (won) r.wins.push_back({i, seq, t.raw(), t0, t1, r.st->name});
+    }
+    ctx_.add("cancels_on_parked_waiters", parked_hits);
+  }
+
+  void producer_loop(ActorRun& r, std::mt19937_64& rng) {
+    ActorLog& log = ctx_.log_of(*r.st);
+    while (ctx_.take_op(r.quota)) {
+      while (live_.load(std::memory_order::relaxed) >= s_.run.max_pending && !ctx_.stopping()) {
+        r.st->set(Phase::kWaiting);
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      schedule_one(r, rng, log);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+    }
+  }
+
+  // The watchdog's rescue: cancel the parked waiter's current token (the canceller
+  // "watchdog" wins, so the arming is accounted for).
+  void rescue(std::size_t actor_index) {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (&ctx_.actors()[actor_index] != slots_[i].st) continue;
+      Token t;
+      std::uint64_t seq;
+      {
+        std::lock_guard lk(slots_[i].mu);
+        if (!slots_[i].live) return;
+        t = slots_[i].token;
+        seq = slots_[i].seq;
+      }
+      const std::int64_t t0 = now();
+      if (slots_[i].waiter.cancel(t)) {
+        std::lock_guard lk(rescue_mu_);
+        rescues_.push_back({i, seq, t.raw(), t0, now(), "watchdog"});
+      }
+    }
+  }
+
+  void run_threads() {
+    std::vector<std::thread> producers, cancellers;
+    for (ActorRun& r : runs_) {
+      auto body = [this, &r] {
+        stress::seed_thread(ctx_.thread_seed(r.index));
+        std::mt19937_64 rng = ctx_.rng_for(r.index);
+        switch (r.spec->role) {
+          case Role::kWaiter:
+            waiter_loop(r, rng);
+            break;
+          case Role::kCanceller:
+            canceller_loop(r, rng);
+            break;
+          default:
+            producer_loop(r, rng);
+            break;
+        }
+        r.st->set(Phase::kDone);
+      };
+      (r.spec->role == Role::kCanceller ? cancellers : producers).emplace_back(body);
+    }
+    for (std::thread& t : producers) t.join();
+    producers_done_.store(true, std::memory_order::release);  // pairs with canceller_loop
+    for (std::thread& t : cancellers) t.join();
+  }
+
+  // ---- one thread on virtual time ------------------------------------------------
+
+  void run_virtual() {
+    const std::int64_t tick = s_.engine.tick_us * 1000;
+    std::vector<std::mt19937_64> rngs;
+    for (ActorRun& r : runs_) rngs.push_back(ctx_.rng_for(r.index));
+    stress::seed_thread(ctx_.thread_seed(runs_.size()));
+    std::mt19937_64 order = ctx_.rng_for(runs_.size() + 1);
+    std::vector<std::size_t> idx(runs_.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    bool producing = true;
+    while (producing && !ctx_.stopping()) {
+      std::shuffle(idx.begin(), idx.end(), order);
+      producing = false;
+      for (std::size_t i : idx) {
+        ActorRun& r = runs_[i];
+        ActorLog& log = ctx_.log_of(*r.st);
+        if (r.spec->role == Role::kCanceller) {
+          if (r.next_virtual == 0)
+            r.next_virtual = now() + r.spec->delay_us->sample(rngs[i]) * 1000;
+          if (now() < r.next_virtual || recs_.empty()) continue;
+          Rec& target =
+              recs_[std::uniform_int_distribution<std::size_t>(0, recs_.size() - 1)(rngs[i])];
+          if (target.task->state() == TaskState::kScheduled)
+            cancel_task(target, r.st->name, log, true);
+          r.next_virtual = 0;
+          continue;
+        }
+        if (live_.load(std::memory_order::relaxed) >= s_.run.max_pending) {
+          producing = true;
+          continue;
+        }
+        if (!ctx_.take_op(r.quota)) continue;
+        producing = true;
+        schedule_one(r, rngs[i], log);
+        r.st->ops.fetch_add(1, std::memory_order::relaxed);
+      }
+      clock_.advance(Duration::nanoseconds(tick));
+      service_->run_due(clock_.now());
+    }
+  }
+
+  // ---- the end of the case ---------------------------------------------------------
+
+  std::int64_t max_period() const {
+    std::int64_t m = 0;
+    for (const Rec& r : recs_) m = std::max(m, r.period);
+    return m;
+  }
+
+  // Lets the timer run until every one-shot task due by `target` is settled, or
+  // until `drain_ns` after target. Steady: poll; virtual: advance and run_due.
+  void drain(std::int64_t target, std::int64_t drain_ns) {
+    const std::int64_t until = target + drain_ns;
+    timer_actor_->set(Phase::kWaiting);
+    for (;;) {
+      bool settled = true;
+      for (Rec& r : recs_) {
+        if (r.kind != TaskKind::kOnce || r.first_deadline == 0 || r.first_deadline > target)
+          continue;
+        std::lock_guard lk(r.mu);
+        if (r.fires.empty() && !r.cancel_won) {
+          settled = false;
+          break;
+        }
+      }
+      const bool periodic_left = max_period() > 0 && now() < until;
+      if ((settled && !periodic_left) || now() >= until || ctx_.stopping()) return;
+      if constexpr (kVirtual) {
+        clock_.advance(Duration::microseconds(s_.engine.tick_us));
+        service_->run_due(clock_.now());
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+
+  void drain_and_check() {
+    const std::int64_t horizon = now();
+    // The target: the latest one-shot deadline, but at most 1 s and a third of the
+    // budget away (further tasks are pending at the end, not lost). Then a grace
+    // of 50 ms or 20 ticks, and 30 periods for periodic tasks so that drift has
+    // runs to show in.
+    const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
+    std::int64_t last = horizon;
+    for (const Rec& r : recs_) {
+      if (r.kind == TaskKind::kOnce && r.first_deadline != 0)
+        last = std::max(last, r.first_deadline);
+    }
+    const std::int64_t target = std::min({last, horizon + 1'000'000'000, horizon + budget_third});
+    const std::int64_t drain_ns = std::max(
+        std::int64_t{0}, std::min(budget_third - (target - horizon),
+                                  std::max({std::int64_t{50'000'000}, 20 * s_.engine.tick_us * 1000,
+                                            30 * max_period()})));
+    drain(target, drain_ns);
+
+    // A dead timer thread: a probe due now must run promptly.
+    if (!ctx_.stopping()) probe_timer_thread();
+
+    const TimerServiceStats before = service_->stats();
+    shutdown_bounded();
+    check_tasks(target, before);
+    check_fifo();
+    check_waiters();
+    ctx_.set_counter("service_tasks_run", before.tasks_run);
+    ctx_.set_counter("service_exceptions", before.exceptions);
+    ctx_.set_counter("service_cancelled", before.cancelled);
+    ctx_.set_counter("service_skipped_cancelled", before.skipped_cancelled);
+  }
+
+  // FIFO among equal deadlines, on exact strategies (strategy.h: "equal deadlines
+  // fire FIFO"): one-shot tasks of one scheduler that share a deadline must start
+  // in the order they were scheduled. Reported under the runner key "fifo_order".
+  void check_fifo() {
+    const auto strategy = strategy_from_name(ctx_.spec().strategy);
+    if (!strategy || !kStrategyInfo[static_cast<std::size_t>(*strategy)].exact) return;
+    std::map<std::pair<std::string, std::int64_t>, std::vector<const Rec*>> ties;
+    for (const Rec& r : recs_) {
+      if (r.kind != TaskKind::kOnce || r.cancel_won || r.fires.size() != 1) continue;
+      ties[{r.owner, r.fires[0].first}].push_back(&r);
+    }
+    for (auto& [key, v] : ties) {
+      for (std::size_t i = 1; i < v.size(); ++i) {
+        if (v[i]->fires[0].second < v[i - 1]->fires[0].second) {
+          ctx_.violation_named(
+              "fifo_order",
+              fmt::format("{}: tasks #{} and #{} share the deadline {} and were scheduled in that "
+                          "order, but #{} ran first (at {}, #{} at {})",
+                          key.first, v[i - 1]->id, v[i]->id, ctx_.at(key.second - base_), v[i]->id,
+                          ctx_.at(v[i]->fires[0].second - base_), v[i - 1]->id,
+                          ctx_.at(v[i - 1]->fires[0].second - base_)));
+        }
+      }
+    }
+  }
+
+  void probe_timer_thread() {
+    std::atomic<bool> ran{false};
+    auto probe = TimerTask<P>::make([&ran] { ran.store(true, std::memory_order::release); });
+    const std::int64_t t0 = now();
+    try {
+      service_->schedule(probe, Duration::zero());
+    } catch (const std::logic_error& e) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("the service refused a probe task at {}: {}", ctx_.at(t0 - base_), e.what()));
+      return;
+    }
+    const std::int64_t limit = steady_ns() + 200'000'000 + lost_wakeup_grace_ns(s_) / 4;
+    while (!ran.load(std::memory_order::acquire)) {  // pairs with the probe's store
+      if constexpr (kVirtual) {
+        service_->run_due(clock_.now());
+        if (!ran.load(std::memory_order::acquire)) break;
+      } else {
+        if (steady_ns() > limit || ctx_.stopping()) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    if (!ran.load(std::memory_order::acquire)) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("timer thread dead: a probe task due at {} did not run within {}; the "
+                      "service's last error: '{}'",
+                      ctx_.at(t0 - base_), fmt_ns(limit - steady_ns() + 200'000'000),
+                      service_->last_error()));
+      service_->cancel(probe);
+    }
+  }
+
+  void shutdown_bounded() {
+    if constexpr (kVirtual) {
+      service_->shutdown_now();
+      return;
+    } else {
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      const std::int64_t t0 = steady_ns();
+      std::thread t([this, done] {
+        service_->shutdown_now();
+        done->store(true, std::memory_order::release);  // pairs with the load below
+      });
+      const std::int64_t limit = t0 + 1'000'000'000 + lost_wakeup_grace_ns(s_) / 2;
+      while (!done->load(std::memory_order::acquire) && steady_ns() < limit) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (done->load(std::memory_order::acquire)) {
+        t.join();
+        return;
+      }
+      t.detach();
+      ctx_.violation(
+          Oracle::kLostWakeup,
+          fmt::format("timer thread: shutdown_now() called at {} has not returned after {}: "
+                      "the sleeping timer thread was never woken",
+                      ctx_.at(t0 - steady_base_), fmt_ns(steady_ns() - t0)));
+      emit_and_exit(ctx_, std::nullopt,
+                    "engine timer_service: the timer thread could not be stopped; the case process "
+                    "exits without joining it");
+    }
+  }
+
+  void check_tasks(std::int64_t horizon, const TimerServiceStats& st) {
+    std::uint64_t armed = 0, fired = 0, cancelled = 0, open = 0;
+    for (Rec& r : recs_) {
+      std::lock_guard lk(r.mu);
+      if (r.canceller == "rejected") continue;
+      if (r.thrower) {
+        ++armed;
+        (r.fires.empty() ? open : fired) += 1;
+        if (r.fires.empty() && r.first_deadline <= horizon) lost(r, horizon);
+        continue;
+      }
+      ++armed;
+      if (r.kind == TaskKind::kOnce) {
+        if (r.fires.size() > 1) {
+          ctx_.violation(Oracle::kDoubleResume,
+                         fmt::format("one-shot task #{} of {} ran {} times (first at {})", r.id,
+                                     r.owner, r.fires.size(), ctx_.at(r.fires[0].second - base_)));
+        }
+        if (r.cancel_won && !r.fires.empty()) {
+          ctx_.violation(
+              Oracle::kFiredAfterCancel,
+              fmt::format("one-shot task #{} of {}: {} won cancel (returned true at {}), yet "
+                          "the task ran at {} (deadline {})",
+                          r.id, r.owner, r.canceller, ctx_.at(r.cancel_returned - base_),
+                          ctx_.at(r.fires[0].second - base_), ctx_.at(r.first_deadline - base_)));
+        }
+        if (r.cancel_won) {
+          ++cancelled;
+        } else if (!r.fires.empty()) {
+          ++fired;
+        } else {
+          ++open;
+          if (r.first_deadline <= horizon) lost(r, horizon);
+        }
+      } else {
+        std::size_t after = 0;
+        for (const auto& f : r.fires) after += r.cancel_won && f.second > r.cancel_returned;
+        if (after > 1) {
+          ctx_.violation(
+              Oracle::kFiredAfterCancel,
+              fmt::format("periodic task #{} of {}: {} won cancel at {}, yet {} runs started "
+                          "after it (at most the one in flight may finish)",
+                          r.id, r.owner, r.canceller, ctx_.at(r.cancel_returned - base_), after));
+        }
+        (r.cancel_won ? cancelled : open) += 1;
+      }
+    }
+    ctx_.set_counter("armed", armed);
+    ctx_.set_counter("fired", fired);
+    ctx_.set_counter("cancelled", cancelled);
+    // Tombstones (task->cancel() leaves the entry queued) are not pending work.
+    const std::uint64_t pending = st.pending - std::min(st.pending, st.tombstones);
+    ctx_.set_counter("pending", pending);
+    // Every task the runner armed and the service did not settle must be pending
+    // in it, and vice versa (thrower tasks that ran are settled too).
+    if (!ctx_.stopping() && armed != fired + cancelled + pending) {
+      ctx_.violation(
+          Oracle::kConservation,
+          fmt::format("armed {} != fired {} + cancelled {} + pending {} (the service reports "
+                      "{} pending; the runner counts {} unsettled)",
+                      armed, fired, cancelled, pending, pending, open));
+    }
+    const std::uint64_t thrown = thrown_.load(std::memory_order::relaxed);
+    if (st.exceptions != thrown) {
+      ctx_.violation(Oracle::kTaskExceptions,
+                     fmt::format("{} thrower tasks threw but the service counted {} exceptions",
+                                 thrown, st.exceptions));
+    }
+  }
+
+  void lost(const Rec& r, std::int64_t horizon) {
+    ctx_.violation(
+        Oracle::kLostTimer,
+        fmt::format("task #{} of {} (deadline {}) neither ran nor was cancelled by {} (drain "
+                    "horizon {})",
+                    r.id, r.owner, ctx_.at(r.first_deadline - base_), ctx_.at(now() - base_),
+                    ctx_.at(horizon - base_)));
+  }
+
+  void check_waiters() {
+    std::vector<Win> wins = rescues_;
+    for (const ActorRun& r : runs_) wins.insert(wins.end(), r.wins.begin(), r.wins.end());
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Slot& slot = slots_[i];
+      const auto c = slot.waiter.counters();
+      if (c.double_resumes + c.stale_wakeups > 0) {
+        ctx_.violation(
+            Oracle::kDoubleResume,
+            fmt::format("{}: the Waiter counted {} double resumes and {} stale wakeups over {} "
+                        "armings (a resolver that lost, or a stale token, resumed it)",
+                        slot.st->name, c.double_resumes, c.stale_wakeups, c.armings));
+      }
+      if (c.armings != slot.log.size() || c.cancels + c.expiries != c.resumes ||
+          (c.double_resumes == 0 && c.resumes != c.armings)) {
+        ctx_.violation(
+            Oracle::kConservation,
+            fmt::format("{}: armings {} (runner saw {}) != cancels {} + expiries {}", slot.st->name,
+                        c.armings, slot.log.size(), c.cancels, c.expiries));
+      }
+    }
+    // Who won resolve for which arming. A win is credited to the arming its CAS
+    // actually resolved: the one of that slot that was live during the cancel()
+    // call and holds the same token value. If that is not the arming the
+    // canceller read the token from, a stale token won (RFC 0014's ABA).
+    std::map<std::pair<std::size_t, std::uint64_t>, std::vector<const Win*>> credited;
+    for (const Win& w : wins) {
+      const typename Slot::Arming* hit = nullptr;
+      for (const auto& a : slots_[w.slot].log) {
+        if (a.token != w.token || a.armed > w.t1 || a.returned < w.t0) continue;
+        if (hit == nullptr || a.seq == w.seq) hit = &a;
+      }
+      if (hit == nullptr) continue;  // resolved nothing the waiter returned from
+      credited[{w.slot, hit->seq}].push_back(&w);
+      if (hit->seq != w.seq) {
+        ctx_.violation(
+            Oracle::kWrongResult,
+            fmt::format("{}: {} read token 0x{:x} of arming {}, stalled, and its resolve at {} "
+                        "won arming {} (same token value after the generation wrapped): "
+                        "that arming returned {} at {} on a stale token",
+                        slots_[w.slot].st->name, w.who, w.token, w.seq, ctx_.at(w.t0 - base_),
+                        hit->seq, name_of(hit->result), ctx_.at(hit->returned - base_)));
+      }
+    }
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      for (const auto& a : slots_[i].log) {
+        auto it = credited.find({i, a.seq});
+        const std::size_t n = it == credited.end() ? 0 : it->second.size();
+        if (a.result == TimeoutResult::kCanceled && n == 0) {
+          ctx_.violation(
+              Oracle::kWrongResult,
+              fmt::format("{}: arming {} (token 0x{:x}, armed at {}) returned CANCELED at {}, "
+                          "but no canceller's resolve of it won",
+                          slots_[i].st->name, a.seq, a.token, ctx_.at(a.armed - base_),
+                          ctx_.at(a.returned - base_)));
+        } else if (n > 0 && a.result == TimeoutResult::kExpired) {
+          const Win& w = *it->second.front();
+          ctx_.violation(
+              Oracle::kWrongResult,
+              fmt::format("{}: {} won resolve of arming {} (token 0x{:x}) at {}, but the arming "
+                          "returned EXPIRED at {}",
+                          slots_[i].st->name, w.who, a.seq, w.token, ctx_.at(w.t0 - base_),
+                          ctx_.at(a.returned - base_)));
+        } else if (n > 1) {
+          ctx_.violation(
+              Oracle::kDoubleResume,
+              fmt::format("{}: arming {} (token 0x{:x}) was won by {} resolvers: {} at {} and {} "
+                          "at {}",
+                          slots_[i].st->name, a.seq, a.token, n, it->second[0]->who,
+                          ctx_.at(it->second[0]->t0 - base_), it->second[1]->who,
+                          ctx_.at(it->second[1]->t0 - base_)));
+        } else if (n == 1 && it->second.front()->who != "watchdog") {
+          // cancel_to_resume: the winning cancel to the waiter's return.
+          timer_log_->sample(Latency::kCancelToResume, a.returned - it->second.front()->t0);
+        }
+      }
+    }
+    std::uint64_t armings = 0, cancels = 0, expiries = 0;
+    for (Slot& slot : slots_) {
+      const auto c = slot.waiter.counters();
+      armings += c.armings;
+      cancels += c.cancels;
+      expiries += c.expiries;
+    }
+    if (!slots_.empty()) {
+      ctx_.set_counter("waiter_armings", armings);
+      ctx_.set_counter("waiter_cancels", cancels);
+      ctx_.set_counter("waiter_expiries", expiries);
+      ctx_.set_counter("watchdog_rescues", rescues_.size());
+    }
+  }
+
+  CaseContext& ctx_;
+  const Scenario& s_;
+  typename P::Clock clock_{};
+  std::unique_ptr<Service> service_;
+  ActorState* timer_actor_ = nullptr;
+  ActorLog* timer_log_ = nullptr;  // the timer thread's (or driver's) samples
+  std::deque<Slot> slots_;
+  std::deque<ActorRun> runs_;
+  std::mutex recs_mu_;
+  std::deque<Rec> recs_;  // appended under recs_mu_; stable addresses
+  std::atomic<std::uint64_t> live_{0};
+  std::atomic<std::uint64_t> thrown_{0};
+  std::atomic<bool> producers_done_{false};
+  std::mutex rescue_mu_;
+  std::vector<Win> rescues_;  // rescue_mu_
+  const std::int64_t steady_base_ = steady_ns() - ctx_.elapsed_ns();
+  // Subtracted from engine-clock instants before ctx_.at(): makes them case-relative.
+  const std::int64_t base_ = kVirtual ? kVirtualEpochNs - steady_base_ : 0;
+};
+
+template <class P, unsigned Bits>
+void run_on_strategy(CaseContext& ctx) {
+  const auto strategy = strategy_from_name(ctx.spec().strategy);
+  if (!strategy) throw std::invalid_argument("unknown strategy " + ctx.spec().strategy);
+  with_queue_type<TimerTaskPtr<P>, P>(*strategy, [&]<class Q>() {
+    ServiceCase<Q, P, Bits> c(ctx);
+    c.run();
+  });
+}
+
+}  // namespace
+
+void run_service_engine(CaseContext& ctx) {
+  const Scenario& s = ctx.scenario();
+  if (s.engine.clock == ClockKind::kVirtual) {
+    run_on_strategy<ManualStressPlatform, 32>(ctx);
+    return;
+  }
+  switch (s.engine.token_bits) {
+    case 3:
+      run_on_strategy<StressPlatform, 3>(ctx);
+      break;
+    case 4:
+      run_on_strategy<StressPlatform, 4>(ctx);
+      break;
+    case 8:
+      run_on_strategy<StressPlatform, 8>(ctx);
+      break;
+    case 16:
+      run_on_strategy<StressPlatform, 16>(ctx);
+      break;
+    case 32:
+      run_on_strategy<StressPlatform, 32>(ctx);
+      break;
+    default:
+      throw std::invalid_argument("token_bits not instantiated: " +
+                                  std::to_string(s.engine.token_bits));
+  }
+}
+
+}  // namespace tlab::tool::runner

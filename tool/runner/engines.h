@@ -1,0 +1,91 @@
+// tlab/tool/runner/engines.h: the engine drivers of the stress runner, and which
+// one a scenario exercises.
+//
+// A scenario's roles decide the engine (scenarios/README.md, "Which engine runs"):
+//
+//   | roles present (timer_thread and canceller may join any row with a timer service) | engine |
+//   strategy                |
+//   |-----------------------------------------------------------------------------------|------------------------|-------------------------|
+//   | waiter / scheduler / thrower / canceller                                          | kService:
+//   Waiter<P,B> and TimerTasks on TimerService<Q,P> | Q = the case's strategy | | worker_churn (+
+//   scheduler, canceller, thrower)                                    | kExecutor: Executor<P> |
+//   per-worker wheels by design; the case's strategy is not used (said in the message) | |
+//   mutex_contender                                                                   | kMutex:
+//   TimedMutex<P,B> on TimerService<Q,P> | Q | | wait_group_member / wait_group_waiter |
+//   kWaitGroup: TimedWaitGroup<P> on TimerService<Q,P> | Q | | pool_client | kPool: Pool<int,P,B>
+//   on TimerService<Q,P> | Q | | coroutine_task | kCoroutine: EventLoop<Q,P> with
+//   with_timeout(sleep_for) | Q |
+//
+// Any other mix (say mutex_contender with pool_client) is refused with verdict
+// error naming the roles: one engine per case keeps every oracle's meaning exact.
+//
+// Token width (engine.token_bits) selects Waiter<P, B> at run time over the
+// instantiated set kSupportedTokenBits; 3 and 4 provoke the RFC's wraparound, 8 and
+// 16 are in between, 32 is production. Another width is refused (verdict error):
+// instantiating all 30 widths x 5 strategies x 4 engines would cost minutes of
+// compile time for no extra behaviour.
+//
+// Clock (engine.clock): virtual is supported by the kService engine when every
+// actor is a scheduler, thrower or canceller: then the whole case runs on ONE
+// thread (a seeded round-robin over the actors' next operations, the virtual clock
+// advanced by engine.tick_us per step, service.run_due() after each), so a replay
+// from the same seed is exact. The virtual clock starts at 2^62 ns (146 years of
+// uptime), so that a huge delay crosses INT64_MAX and delay overflow is testable.
+// Anything with a blocking actor (waiter, contender, ...) needs real time.
+//
+// Ground rules: each driver runs inside the case's child process, on its main
+// thread; it starts and joins its actor threads, runs the oracles' end-of-case
+// analysis, and returns. A driver that finds an engine thread it cannot stop (a
+// shutdown that does not return) calls emit_and_exit(): the child reports and exits
+// without joining; the process boundary is what makes that safe.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runner/case_context.h"
+#include "tlab/queue/timer_queue.h"
+
+namespace tlab::tool::runner {
+
+enum class EngineKind : std::uint8_t { kService, kExecutor, kMutex, kWaitGroup, kPool, kCoroutine };
+std::string_view name_of(EngineKind k);
+
+inline constexpr std::array<int, 5> kSupportedTokenBits{3, 4, 8, 16, 32};
+
+// engine_for: the engine a scenario exercises; nullopt plus `why` if its roles do
+// not form a supported mix or its clock/width is not supported.
+std::optional<EngineKind> engine_for(const Scenario& s, std::string& why);
+
+// The drivers. Each returns normally after its end-of-case analysis.
+void run_service_engine(CaseContext& ctx);
+void run_executor_engine(CaseContext& ctx);
+void run_mutex_engine(CaseContext& ctx);
+void run_wait_group_engine(CaseContext& ctx);
+void run_pool_engine(CaseContext& ctx);
+void run_coroutine_engine(CaseContext& ctx);
+
+// emit_and_exit: sends `ctx`'s result (verdict from its violations, or `forced`)
+// to the parent and ends the child at once, without joining. Never returns.
+[[noreturn]] void emit_and_exit(CaseContext& ctx, std::optional<Verdict> forced,
+                                const std::string& message);
+
+// lost_wakeup_grace_ns: how long past its deadline a parked actor may stay before
+// the watchdog calls it a lost wakeup: 500 ms plus the largest fault delay the
+// scenario configures (a delayed timer thread is slow, not lost), plus 20 ticks.
+std::int64_t lost_wakeup_grace_ns(const Scenario& s);
+
+// Actor helpers shared by the drivers.
+int count_of(const Scenario& s, Role r);
+const Actor* first_actor(const Scenario& s, Role r);
+// queue_config: the QueueConfig for engine.tick_us (start is set by the owner).
+QueueConfig queue_config_of(const Scenario& s);
+
+// RescueHook: an engine may register how to unpark a parked actor whose wakeup was
+// lost (so the case ends with a counted lost_wakeup instead of a timeout).
+// Called from the monitor thread with the actor's index in ctx.actors().
+void set_rescue_hook(std::function<void(std::size_t actor)> hook);
+
+}  // namespace tlab::tool::runner
