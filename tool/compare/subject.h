@@ -1,0 +1,293 @@
+// tlab/tool/compare/subject.h: one timer facility under comparison, and the
+// workloads every facility runs in the same way.
+//
+// A Subject is either one of our queue strategies (strategies.cc) or a peer
+// (peers.h: libuv, libevent, asio, a java.util.Timer-style heap). Every subject
+// runs the same six workloads:
+//
+//   | workload           | per operation                                          | driven       |
+//   |--------------------|--------------------------------------------------------|--------------|
+//   | insert_cancel      | arm one timer at a random deadline among `pending`     | one thread,  |
+//   |                    | others (5-15 s out), cancel it                         | caller loop  |
+//   | insert_expire      | arm one timer that is already due, run one loop pass   | one thread   |
+//   |                    | that fires it (`pending` others stay armed)            |              |
+//   | churn              | re-arm one of 1024 rotating timers 0-2 ms out          | one thread   |
+//   |                    | (cancelling its previous arming if still pending);     |              |
+//   |                    | one loop pass every 16 operations fires what is due     |              |
+//   | mt_schedule_cancel | schedule + cancel from `threads` (>= 2) threads on one | threads      |
+//   |                    | shared facility holding `pending` timers               |              |
+//   | lateness           | `samples` timers 200 us apart; fire time - deadline    | its own loop |
+//   | cancel_to_resume   | a thread blocked on the facility, another cancels its  | two threads  |
+//   |                    | timer: cancel call -> blocked thread running           |              |
+//
+// The three single-thread cost workloads are written once (run_cost below) over a
+// small adapter (arm / disarm / poll) that each subject supplies, so they do the
+// same work in the same order; the other three are per subject because each
+// facility has its own threading story (see each adapter's header comment).
+//
+// Measurement: an operation count is not fixed; each cell runs batches until the
+// thread's CPU time reaches CellSettings::cell_ns, so ns/op is CPU time per
+// operation (robust on a loaded machine; a syscall's kernel time counts, sleeping
+// does not) and ops/s is operations per wall second. Bytes per pending timer are
+// measured (alloc_counter.h) while insert_cancel builds its `pending` timers.
+//
+// Ground rules: a Subject is used from the compare thread only; workloads start
+// and join their own threads.
+#pragma once
+
+#include <time.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compare/alloc_counter.h"
+#include "histogram.h"
+#include "tlab/clock.h"
+
+namespace tlab::tool::compare {
+
+enum class Workload : std::uint8_t {
+  kInsertCancel,
+  kInsertExpire,
+  kChurn,
+  kMtScheduleCancel,
+  kLateness,
+  kCancelToResume,
+  kCount
+};
+inline constexpr const char* kWorkloadNames[] = {"insert_cancel", "insert_expire",
+                                                 "churn",         "mt_schedule_cancel",
+                                                 "lateness",      "cancel_to_resume"};
+constexpr const char* name_of(Workload w) { return kWorkloadNames[static_cast<int>(w)]; }
+constexpr bool is_cost(Workload w) {
+  return w == Workload::kInsertCancel || w == Workload::kInsertExpire || w == Workload::kChurn ||
+         w == Workload::kMtScheduleCancel;
+}
+
+struct CellSettings {
+  std::int64_t cell_ns = 40'000'000;  // CPU time per cost cell
+  std::size_t samples = 1000;         // lateness / cancel_to_resume samples
+  std::size_t threads = 2;            // mt_schedule_cancel
+};
+
+struct CostResult {
+  std::uint64_t ops = 0;
+  double ns_per_op = 0;         // CPU ns per op (summed over threads for mt)
+  double wall_ns_per_op = 0;    // wall ns per op
+  double bytes_per_timer = -1;  // insert_cancel only; -1 when not measured
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual std::string name() const = 0;
+  virtual bool is_peer() const = 0;
+  // Subject::note: one sentence on how this subject is driven and made thread-safe.
+  virtual std::string note() const = 0;
+  // Subject::cost: one of the four cost workloads at `pending` armed timers.
+  virtual CostResult cost(Workload w, std::size_t pending, const CellSettings& s) = 0;
+  // Subject::lateness: fire time minus deadline of s.samples timers (ns).
+  virtual Histogram lateness(const CellSettings& s) = 0;
+  // Subject::cancel_to_resume: cancel call to blocked thread running (ns).
+  virtual Histogram cancel_to_resume(const CellSettings& s) = 0;
+};
+
+// ---- shared helpers ----------------------------------------------------------
+
+inline std::int64_t mono_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+inline std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Background timers: deadlines 5 s to 15 s out, far enough that none fires during
+// a cell (a cell lasts cell_ns plus its set-up), spread evenly over 10 s like the
+// queue benchmark, and armed in increasing order so that even the O(n)-insert
+// sorted list builds in O(n).
+inline constexpr std::int64_t kBackgroundStartNs = 5'000'000'000;
+inline constexpr std::int64_t kBackgroundSpanNs = 10'000'000'000;
+inline std::int64_t background_delay(std::size_t i, std::size_t pending) {
+  return kBackgroundStartNs +
+         static_cast<std::int64_t>(static_cast<long double>(kBackgroundSpanNs) * i / pending);
+}
+// Rotating timers of churn: 1024 (a connection table's worth), re-armed 0-2 ms out.
+inline constexpr std::size_t kChurnWindow = 1024;
+inline constexpr std::int64_t kChurnSpanNs = 2'000'000;
+inline constexpr std::size_t kChurnPollEvery = 16;
+// Lateness: timers this far apart, the first this far out.
+inline constexpr std::int64_t kLatenessStepNs = 200'000;
+inline constexpr std::int64_t kLatenessLeadNs = 2'000'000;
+// cancel_to_resume: the canceller waits this long after the blocked side has
+// published its timer, so that it is really asleep when the cancel comes.
+inline constexpr std::int64_t kParkSettleNs = 100'000;
+
+// A table of 4096 pseudo-random delays in [lo, hi) (fixed seed: every subject sees
+// the same sequence).
+inline std::vector<std::int64_t> delay_table(std::int64_t lo, std::int64_t hi) {
+  std::mt19937_64 rng(42);
+  std::uniform_int_distribution<std::int64_t> d(lo, hi - 1);
+  std::vector<std::int64_t> t(4096);
+  for (auto& x : t) x = d(rng);
+  return t;
+}
+
+// run_batches: calls batch() (which does `per_batch` operations) until the calling
+// thread has used `cpu_budget_ns` of CPU time (at least once).
+template <class F>
+CostResult run_batches(std::int64_t cpu_budget_ns, std::uint64_t per_batch, F&& batch) {
+  batch();  // warm-up, not counted
+  const std::int64_t c0 = thread_cpu_ns();
+  const std::int64_t w0 = mono_ns();
+  std::uint64_t ops = 0;
+  std::int64_t c1 = c0;
+  do {
+    batch();
+    ops += per_batch;
+    c1 = thread_cpu_ns();
+  } while (c1 - c0 < cpu_budget_ns);
+  const std::int64_t w1 = mono_ns();
+  CostResult r;
+  r.ops = ops;
+  r.ns_per_op = static_cast<double>(c1 - c0) / static_cast<double>(ops);
+  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(ops);
+  return r;
+}
+
+// run_cost: insert_cancel, insert_expire or churn over adapter A:
+//   explicit A(std::size_t slots)            slots = pending + kChurnWindow
+//   void arm(std::size_t slot, int64 delay)  slot idle (never armed, fired or disarmed)
+//   void disarm(std::size_t slot)            cancel; a no-op if fired or idle
+//   std::size_t poll()                       one loop pass: update now, fire due
+//   std::uint64_t fired() const              timers fired so far
+//   void housekeeping()                      every 256 ops (asio drains aborted waits)
+// Bytes per timer are measured for insert_cancel (construction + prefill).
+template <class A>
+CostResult run_cost(Workload w, std::size_t pending, const CellSettings& s) {
+  std::unique_ptr<A> a;
+  double bytes = -1;
+  {
+    AllocWindow window;
+    a = std::make_unique<A>(pending + kChurnWindow);
+    for (std::size_t i = 0; i < pending; ++i) a->arm(i, background_delay(i, pending));
+    if (w == Workload::kInsertCancel && pending > 0) {
+      bytes = static_cast<double>(window.live_bytes()) / static_cast<double>(pending);
+    }
+  }
+  CostResult r;
+  const std::size_t slot0 = pending;
+  if (w == Workload::kInsertCancel) {
+    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
+    std::size_t k = 0;
+    r = run_batches(s.cell_ns, 256, [&] {
+      for (int i = 0; i < 256; ++i, ++k) {
+        a->arm(slot0, delays[k & 4095]);
+        a->disarm(slot0);
+      }
+      a->housekeeping();
+    });
+  } else if (w == Workload::kInsertExpire) {
+    r = run_batches(s.cell_ns, 256, [&] {
+      for (int i = 0; i < 256; ++i) {
+        const std::uint64_t want = a->fired() + 1;
+        a->arm(slot0, 0);
+        while (a->fired() < want) a->poll();
+      }
+      a->housekeeping();
+    });
+  } else {
+    const auto delays = delay_table(0, kChurnSpanNs);
+    std::size_t k = 0;
+    r = run_batches(s.cell_ns, 256, [&] {
+      for (int i = 0; i < 256; ++i, ++k) {
+        const std::size_t slot = slot0 + (k % kChurnWindow);
+        a->disarm(slot);
+        a->arm(slot, delays[k & 4095]);
+        if (k % kChurnPollEvery == kChurnPollEvery - 1) a->poll();
+      }
+      a->housekeeping();
+    });
+  }
+  r.bytes_per_timer = bytes;
+  {
+    // Teardown counts neither way; destroy outside any window.
+    a.reset();
+  }
+  return r;
+}
+
+// run_threads: s.threads threads (>= 2) each call op(thread_index, k) for k = 0, 1,
+// ... in batches of 64 until the thread has used s.cell_ns / threads of CPU time.
+// ns/op is the CPU time of all threads over all operations; wall ns/op is the wall
+// time from the common start to the last finish over all operations.
+template <class Op>
+CostResult run_threads(const CellSettings& s, Op&& op) {
+  const std::size_t n = s.threads < 2 ? 2 : s.threads;
+  const std::int64_t budget = s.cell_ns / static_cast<std::int64_t>(n);
+  std::vector<std::uint64_t> ops(n, 0);
+  std::vector<std::int64_t> cpu(n, 0);
+  std::atomic<std::size_t> ready{0};
+  std::vector<std::thread> threads;
+  std::int64_t w0 = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);  // seq_cst: start barrier
+      while (ready.load() < n) std::this_thread::yield();
+      const std::int64_t c0 = thread_cpu_ns();
+      std::uint64_t k = 0;
+      std::int64_t c1 = c0;
+      do {
+        for (int i = 0; i < 64; ++i, ++k) op(t, k);
+        c1 = thread_cpu_ns();
+      } while (c1 - c0 < budget);
+      ops[t] = k;
+      cpu[t] = c1 - c0;
+    });
+  }
+  w0 = mono_ns();
+  for (auto& th : threads) th.join();
+  const std::int64_t w1 = mono_ns();
+  CostResult r;
+  std::int64_t cpu_sum = 0;
+  for (std::size_t t = 0; t < n; ++t) {
+    r.ops += ops[t];
+    cpu_sum += cpu[t];
+  }
+  r.ns_per_op = static_cast<double>(cpu_sum) / static_cast<double>(r.ops);
+  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
+  return r;
+}
+
+// PingPong: the shape shared by cancel_to_resume and the cv-wake baseline. The
+// blocked side publishes round i (publish(i)); the waker sees it, waits
+// kParkSettleNs so the blocked side is asleep, records t0 and wakes it; the
+// blocked side records (now - t0) once it runs. Both sides are supplied by the
+// caller; this holds the hand-off counters and the t0 cell.
+struct PingPong {
+  std::atomic<std::size_t> published{0};  // rounds the blocked side has armed
+  std::atomic<std::size_t> resumed{0};    // rounds the blocked side has finished
+  std::atomic<std::int64_t> t0{0};        // the waker's timestamp of round i
+
+  // PingPong::await_published: waker side; spins (yielding) until round i is armed,
+  // then lets the blocked side fall asleep.
+  void await_published(std::size_t i) {
+    while (published.load() < i + 1) std::this_thread::yield();  // seq_cst: hand-off
+    const std::int64_t until = mono_ns() + kParkSettleNs;
+    while (mono_ns() < until) std::this_thread::yield();
+  }
+  void await_resumed(std::size_t i) {
+    while (resumed.load() < i + 1) std::this_thread::yield();  // seq_cst: hand-off
+  }
+};
+
+}  // namespace tlab::tool::compare

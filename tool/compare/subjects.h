@@ -1,0 +1,31 @@
+// tlab/tool/compare/subjects.h: the factories of every compared timer facility.
+//
+//   make_strategy_subject(s)  one of our queue strategies (strategies.cc): the raw
+//                             queue for the single-thread cost workloads (the way
+//                             an event loop owns it), TimerService for
+//                             mt_schedule_cancel and lateness, Waiter + TimerService
+//                             for cancel_to_resume
+//   make_libuv_subject()      uv_timer_start / uv_timer_stop on a uv_loop_t
+//   make_libevent_subject()   evtimer_add / evtimer_del on an event_base
+//   make_asio_subject()       asio::steady_timer expires_after / async_wait / cancel
+//   make_heap_subject()       std::priority_queue + mutex + condition variable, the
+//                             java.util.Timer design of seed 001 (heap_timer.h)
+//
+// Each peer's adapter documents its thread-safety story for mt_schedule_cancel.
+// Ground rules: factories may be called from the compare thread only.
+#pragma once
+
+#include <memory>
+
+#include "compare/subject.h"
+#include "tlab/queue/strategy.h"
+
+namespace tlab::tool::compare {
+
+std::unique_ptr<Subject> make_strategy_subject(Strategy s);
+std::unique_ptr<Subject> make_libuv_subject();
+std::unique_ptr<Subject> make_libevent_subject();
+std::unique_ptr<Subject> make_asio_subject();
+std::unique_ptr<Subject> make_heap_subject();
+
+}  // namespace tlab::tool::compare
