@@ -145,10 +145,15 @@ class ServiceCase {
 
   void build_actors() {
     std::size_t index = 0;
+    // Numbered per role across actor groups: two groups of schedulers must not both
+    // have a "scheduler#0", because oracles (FIFO among ties) key on the name as
+    // "one thread's program order".
+    std::array<int, kRoleCount> per_role{};
     for (const Actor& a : s_.actors) {
       if (a.role == Role::kTimerThread) continue;
       for (int i = 0; i < a.count; ++i, ++index) {
-        ActorRun r{&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), i)), index};
+        const int n = per_role[static_cast<std::size_t>(a.role)]++;
+        ActorRun r{&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n)), index};
         if (a.role == Role::kWaiter) {
           r.slot = slots_.size();
           slots_.emplace_back().st = r.st;
