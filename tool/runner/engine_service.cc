@@ -864,26 +864,8 @@ void run_service_engine(CaseContext& ctx) {
     run_on_strategy<ManualStressPlatform, 32>(ctx);
     return;
   }
-  switch (s.engine.token_bits) {
-    case 3:
-      run_on_strategy<StressPlatform, 3>(ctx);
-      break;
-    case 4:
-      run_on_strategy<StressPlatform, 4>(ctx);
-      break;
-    case 8:
-      run_on_strategy<StressPlatform, 8>(ctx);
-      break;
-    case 16:
-      run_on_strategy<StressPlatform, 16>(ctx);
-      break;
-    case 32:
-      run_on_strategy<StressPlatform, 32>(ctx);
-      break;
-    default:
-      throw std::invalid_argument("token_bits not instantiated: " +
-                                  std::to_string(s.engine.token_bits));
-  }
+  with_token_bits(s.engine.token_bits,
+                  [&]<unsigned B>() { run_on_strategy<StressPlatform, B>(ctx); });
 }
 
 }  // namespace tlab::tool::runner

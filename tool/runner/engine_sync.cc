@@ -326,23 +326,8 @@ void on_strategy(CaseContext& ctx, F&& f) {
 
 void run_mutex_engine(CaseContext& ctx) {
   on_strategy(ctx, [&]<class Q>() {
-    switch (ctx.scenario().engine.token_bits) {
-      case 3:
-        mutex_case<Q, 3>(ctx);
-        break;
-      case 4:
-        mutex_case<Q, 4>(ctx);
-        break;
-      case 8:
-        mutex_case<Q, 8>(ctx);
-        break;
-      case 16:
-        mutex_case<Q, 16>(ctx);
-        break;
-      default:
-        mutex_case<Q, 32>(ctx);
-        break;
-    }
+    with_token_bits(ctx.scenario().engine.token_bits,
+                    [&]<unsigned B>() { mutex_case<Q, B>(ctx); });
   });
 }
 
@@ -352,23 +337,8 @@ void run_wait_group_engine(CaseContext& ctx) {
 
 void run_pool_engine(CaseContext& ctx) {
   on_strategy(ctx, [&]<class Q>() {
-    switch (ctx.scenario().engine.token_bits) {
-      case 3:
-        pool_case<Q, 3>(ctx);
-        break;
-      case 4:
-        pool_case<Q, 4>(ctx);
-        break;
-      case 8:
-        pool_case<Q, 8>(ctx);
-        break;
-      case 16:
-        pool_case<Q, 16>(ctx);
-        break;
-      default:
-        pool_case<Q, 32>(ctx);
-        break;
-    }
+    with_token_bits(ctx.scenario().engine.token_bits,
+                    [&]<unsigned B>() { pool_case<Q, B>(ctx); });
   });
 }
 

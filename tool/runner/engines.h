@@ -1,20 +1,19 @@
 // tlab/tool/runner/engines.h: the engine drivers of the stress runner, and which
 // one a scenario exercises.
 //
-// A scenario's roles decide the engine (scenarios/README.md, "Which engine runs"):
+// A scenario's roles decide the engine (scenarios/README.md, "Which engine runs").
+// timer_thread and canceller may join any row that has a timer service.
 //
-//   | roles present (timer_thread and canceller may join any row with a timer service) | engine |
-//   strategy                |
-//   |-----------------------------------------------------------------------------------|------------------------|-------------------------|
-//   | waiter / scheduler / thrower / canceller                                          | kService:
-//   Waiter<P,B> and TimerTasks on TimerService<Q,P> | Q = the case's strategy | | worker_churn (+
-//   scheduler, canceller, thrower)                                    | kExecutor: Executor<P> |
-//   per-worker wheels by design; the case's strategy is not used (said in the message) | |
-//   mutex_contender                                                                   | kMutex:
-//   TimedMutex<P,B> on TimerService<Q,P> | Q | | wait_group_member / wait_group_waiter |
-//   kWaitGroup: TimedWaitGroup<P> on TimerService<Q,P> | Q | | pool_client | kPool: Pool<int,P,B>
-//   on TimerService<Q,P> | Q | | coroutine_task | kCoroutine: EventLoop<Q,P> with
-//   with_timeout(sleep_for) | Q |
+// clang-format off
+//   | roles present                                 | engine                                                  | strategy |
+//   |-----------------------------------------------|---------------------------------------------------------|----------|
+//   | waiter / scheduler / thrower / canceller      | kService: Waiter<P,B> and TimerTasks on TimerService<Q,P> | Q = the case's strategy |
+//   | worker_churn (+ scheduler, canceller, thrower) | kExecutor: Executor<P>                                  | per-worker wheels by design; the case's strategy is not used (said in the message) |
+//   | mutex_contender                               | kMutex: TimedMutex<P,B> on TimerService<Q,P>             | Q |
+//   | wait_group_member / wait_group_waiter         | kWaitGroup: TimedWaitGroup<P> on TimerService<Q,P>       | Q |
+//   | pool_client                                   | kPool: Pool<int,P,B> on TimerService<Q,P>                | Q |
+//   | coroutine_task                                | kCoroutine: EventLoop<Q,P> with with_timeout(sleep_for)  | Q |
+// clang-format on
 //
 // Any other mix (say mutex_contender with pool_client) is refused with verdict
 // error naming the roles: one engine per case keeps every oracle's meaning exact.
@@ -43,6 +42,7 @@
 #include <array>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "runner/case_context.h"
@@ -54,6 +54,23 @@ enum class EngineKind : std::uint8_t { kService, kExecutor, kMutex, kWaitGroup, 
 std::string_view name_of(EngineKind k);
 
 inline constexpr std::array<int, 5> kSupportedTokenBits{3, 4, 8, 16, 32};
+
+// with_token_bits: calls f.template operator()<B>() with B == bits, for each width
+// in kSupportedTokenBits (the one place that maps the runtime width to a template
+// argument). Any other width throws std::invalid_argument; stress_runner refuses
+// such a scenario before an engine runs.
+template <class F>
+void with_token_bits(int bits, F&& f) {
+  switch (bits) {
+    case 3: f.template operator()<3>(); return;
+    case 4: f.template operator()<4>(); return;
+    case 8: f.template operator()<8>(); return;
+    case 16: f.template operator()<16>(); return;
+    case 32: f.template operator()<32>(); return;
+    default:
+      throw std::invalid_argument("token_bits not instantiated: " + std::to_string(bits));
+  }
+}
 
 // engine_for: the engine a scenario exercises; nullopt plus `why` if its roles do
 // not form a supported mix or its clock/width is not supported.
