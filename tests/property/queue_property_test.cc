@@ -303,8 +303,12 @@ TYPED_TEST(QueuePropertyTest, MatchesReferenceModel) {
 }
 
 // Runs the machine on Q (compiled with mutant M) and expects a counterexample.
+// The recorded property names the mutant in --gtest_output, which is how
+// `tlab mutants` (tool/kill_matrix.h, layer property) maps this test to it; the
+// test suites' names contain "Mutant", its --gtest_filter.
 template <class Q>
 void expect_counterexample(Mutant m) {
+  ::testing::Test::RecordProperty("mutant", std::string(name_of(m)));
   const auto result =
       check_queue<Q>(std::string(Q::kName) + " with mutant " + std::string(name_of(m)));
   EXPECT_TRUE(result.template is<rc::detail::FailureResult>())
@@ -336,13 +340,26 @@ TEST(QueuePropertyMutantTest, FindsWheelNoGenerationCheck) {
 }
 
 template <class Q>
-class QueuePropertyCancelLeakTest : public ::testing::Test {};
+class QueuePropertyMutantCancelLeakTest : public ::testing::Test {};
 using LeakyQueues = QueueTypes<Id, MP<Mutant::kQueueCancelLeaksEntry>, ::testing::Types>;
-TYPED_TEST_SUITE(QueuePropertyCancelLeakTest, LeakyQueues);
+TYPED_TEST_SUITE(QueuePropertyMutantCancelLeakTest, LeakyQueues);
 
 // queue_cancel_leaks_entry: a cancelled entry still fires (or still counts in size()).
-TYPED_TEST(QueuePropertyCancelLeakTest, FindsCancelLeaksEntry) {
+TYPED_TEST(QueuePropertyMutantCancelLeakTest, FindsCancelLeaksEntry) {
   expect_counterexample<TypeParam>(Mutant::kQueueCancelLeaksEntry);
+}
+
+// wheel_bitmap_clear_on_cancel: a cancel empties a bucket's live bit while a live entry
+// remains. check_after()'s check_invariants() aborts on the first such command (the
+// bit is checked before next_deadline() is compared with the model), so the machine
+// runs in a death-test child and the abort's message is the counterexample.
+TEST(QueuePropertyMutantTest, FindsWheelBitmapClearOnCancel) {
+  constexpr Mutant m = Mutant::kWheelBitmapClearOnCancel;
+  ::testing::Test::RecordProperty("mutant", std::string(name_of(m)));
+  using Q = PerWorkerWheelQueue<Id, MP<m>>;
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(check_queue<Q>("per_worker_wheel with mutant " + std::string(name_of(m))),
+               "live bit=0");
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ TEST(PerWorkerWheel, DeadlineRoundsUpToTheNextTick) {
   EXPECT_EQ(q.next_deadline(), std::nullopt);
 }
 
-// next_deadline() reports the due instant (>= the deadline), at which expire fires it.
+// Within one revolution, next_deadline() is the due instant (>= the deadline), at which
+// expire fires it.
 TEST(PerWorkerWheel, NextDeadlineIsTheDueInstant) {
   Wheel<> q(config());
   q.insert(at_tick(7.2), "x");
@@ -189,6 +190,99 @@ TEST(PerWorkerWheelDeathTest, TimeGoingBackwardsAborts) {
   Wheel<> q(config());
   expire(q, at_tick(5));
   EXPECT_DEATH(expire(q, at_tick(4)), "time going backwards");
+}
+
+// The live-bucket bitmap wraps: after the cursor passes the top bucket, the next live
+// bucket is found at the bottom, and a bucket whose live entry is a revolution out
+// gives an early (lower) bound that one expire() at it moves on.
+TEST(PerWorkerWheel, NextDeadlineBitmapWrapsAndBoundsRounds) {
+  Wheel<> q(config(16));
+  EXPECT_TRUE(expire(q, at_tick(13)).empty());
+  const TimerHandle near = q.insert(at_tick(14), "near");
+  q.insert(at_tick(18), "wrapped");  // bucket 2, after the wrap
+  EXPECT_EQ(q.next_deadline(), at_tick(14));
+  EXPECT_TRUE(q.cancel(near));  // bucket 14 now holds only garbage: skipped
+  q.check_invariants();
+  EXPECT_EQ(q.next_deadline(), at_tick(18));
+  EXPECT_EQ(expire(q, *q.next_deadline()), std::vector<std::string>{"wrapped"});
+  q.insert(at_tick(35), "round");  // bucket 3, one revolution past tick 19
+  q.insert(at_tick(20), "soon");   // bucket 4
+  EXPECT_EQ(q.next_deadline(), at_tick(19)) << "bucket 3's next visit: a lower bound";
+  EXPECT_TRUE(expire(q, at_tick(19)).empty());
+  EXPECT_EQ(q.next_deadline(), at_tick(20));
+  EXPECT_EQ(expire(q, at_tick(20)), std::vector<std::string>{"soon"});
+  EXPECT_EQ(q.next_deadline(), at_tick(35));
+}
+
+// A cancel keeps the bucket's live bit while another live entry shares the bucket, and
+// clears it with the last one; a reschedule away counts the same.
+TEST(PerWorkerWheel, NextDeadlineBitmapFollowsCancelAndReschedule) {
+  Wheel<> q(config(16));
+  const TimerHandle a = q.insert(at_tick(3), "a");
+  const TimerHandle b = q.insert(at_tick(3), "b");
+  const TimerHandle c = q.insert(at_tick(5), "c");
+  EXPECT_TRUE(q.cancel(a));
+  q.check_invariants();
+  EXPECT_EQ(q.next_deadline(), at_tick(3)) << "b is still live in bucket 3";
+  EXPECT_TRUE(q.reschedule(b, at_tick(9)));
+  q.check_invariants();
+  EXPECT_EQ(q.next_deadline(), at_tick(5));
+  EXPECT_TRUE(q.cancel(c));
+  EXPECT_EQ(q.next_deadline(), at_tick(9));
+  EXPECT_EQ(expire(q, at_tick(9)), std::vector<std::string>{"b"});
+  EXPECT_EQ(q.next_deadline(), std::nullopt);
+  EXPECT_EQ(q.garbage(), 0u);
+}
+
+// Entries inserted already due (the overdue bucket) bound next_deadline() by their
+// own due tick; once cancelled or fired they no longer count, and take_all clears all.
+TEST(PerWorkerWheel, NextDeadlineCoversTheOverdueBucket) {
+  Wheel<> q(config(16));
+  EXPECT_TRUE(expire(q, at_tick(10)).empty());
+  q.insert(at_tick(12), "later");
+  const TimerHandle past = q.insert(at_tick(4), "past");
+  q.insert(at_tick(7), "past2");
+  q.check_invariants();
+  EXPECT_EQ(q.next_deadline(), at_tick(4));
+  EXPECT_TRUE(q.cancel(past));
+  EXPECT_LE(*q.next_deadline(), at_tick(7));
+  EXPECT_EQ(expire(q, at_tick(10)), std::vector<std::string>{"past2"});
+  EXPECT_EQ(q.next_deadline(), at_tick(12));
+  q.insert(at_tick(1), "past3");
+  EXPECT_EQ(q.next_deadline(), at_tick(1));
+  EXPECT_EQ(q.take_all([](std::string&&, Instant) {}), 2u);
+  q.check_invariants();
+  EXPECT_EQ(q.next_deadline(), std::nullopt);
+}
+
+// The check: after cancelling one of two entries that share the earliest bucket,
+// next_deadline() is still no later than the survivor's due instant.
+template <class P>
+bool bound_survives_a_shared_bucket_cancel() {
+  Wheel<P> q(config(16));
+  const TimerHandle a = q.insert(at_tick(3), "a");
+  q.insert(at_tick(3), "b");
+  q.insert(at_tick(6), "c");
+  q.cancel(a);
+  return q.next_deadline() <= at_tick(3);
+}
+
+// The check passes on the real wheel; wheel_bitmap_clear_on_cancel reports tick 6 (the
+// owner would oversleep b) and fails check_invariants().
+TEST(PerWorkerWheel, BitmapMutantSkipsALiveBucket) {
+  using Mutated = testing::MutantPlatform<StdPlatform, Mutant::kWheelBitmapClearOnCancel>;
+  EXPECT_TRUE(bound_survives_a_shared_bucket_cancel<StdPlatform>());
+  EXPECT_FALSE(bound_survives_a_shared_bucket_cancel<Mutated>());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Wheel<Mutated> q(config(16));
+        const TimerHandle a = q.insert(at_tick(3), "a");
+        q.insert(at_tick(3), "b");
+        q.cancel(a);
+        q.check_invariants();
+      },
+      "live bit=0");
 }
 
 // The check: a cancelled entry never reaches the sink. Returns whether it held.

@@ -11,7 +11,8 @@
 // thread. It is tuned for being obviously right, not for throughput: one mutex
 // guards everything, exactly as Java's TaskQueue monitor.
 //
-//   schedule*()        O(queue insert) + one lock; notifies only if the head moved earlier
+//   schedule*()        O(queue insert) + one lock; notifies only if the new head is
+//                      earlier than the end of the timer thread's current wait
 //   service.cancel()   O(queue cancel) + one lock: the entry is removed at once
 //   task->cancel()     one CAS, no lock; leaves a tombstone entry for purge()
 //   purge()            O(queued entries) + O(queue cancel) per tombstone
@@ -78,6 +79,18 @@
 // fault point kTimerAfterComputeWait sits inside the critical section, where a
 // delay cannot open a window. The seed's "serious solution" computed the wait
 // outside the monitor it waited on: mutant kTimerNotifyWithoutLock puts that back.
+// Which schedule() notifies: only one whose new head is earlier than the instant the
+// thread's current wait ends (wait_deadline_, written under mu_ by the thread as it
+// decides the wait, and reset to Instant::min() -- "not waiting, or a wake is on its
+// way" -- when it wakes or is notified). Comparing with the queue's previous head is
+// not enough: once the head is cancelled, every schedule() of a new head later than
+// the wait the thread is already in would wake it for nothing, and a wake costs a
+// futex call, two context switches and, since the notify is under mu_, usually a
+// third as the woken thread blocks on mu_. That is the timeout pattern (arm, cancel
+// before expiry, arm again) and it doubled Waiter's cancel-to-resume latency on
+// a 2-CPU machine (tlab compare --workload cancel_to_resume). A lower-bound
+// next_deadline() (wheels) is fine: an entry due before wait_deadline_ makes the
+// bound earlier still.
 // wake() takes mu_ too, so a virtual-clock driver that advances time then calls
 // wake() is never lost either.
 //
@@ -488,13 +501,14 @@ class TimerService {
     claim_locked(*task, what);
     task->kind_ = kind;
     task->period_ = period;
-    const std::optional<Instant> old_head = queue_.next_deadline();
     enqueue_locked(task, deadline);
     ++stats_.scheduled;
     const std::optional<Instant> new_head = queue_.next_deadline();
-    // Not a new head: the thread's current wait (for the old head) is still right.
-    if (old_head && !(*new_head < *old_head)) return;
+    // The thread is not waiting (it re-reads the queue before it does), or its
+    // current wait ends no later than the new head: that wait is still right.
+    if (!(*new_head < wait_deadline_)) return;
     if (P::mutated(Mutant::kTimerNoNotifyOnEarlier)) return;  // BUG (mutant): no wake
+    wait_deadline_ = Instant::min();  // a wake is on its way: later schedules need none
     if (P::mutated(Mutant::kTimerNotifyWithoutLock)) {
       lock.unlock();  // BUG (mutant): notify outside the critical section (see wait_locked)
       P::fault(FaultPoint::kTimerBeforeNotify);
@@ -629,6 +643,7 @@ class TimerService {
   // Blocks until notified or the head is due. mu_ held; see "No lost notify".
   void wait_locked(typename P::Lock& lock) {
     const std::optional<Instant> head = queue_.next_deadline();
+    wait_deadline_ = head ? *head : Instant::max();
     const bool split = P::mutated(Mutant::kTimerNotifyWithoutLock);
     if (split) lock.unlock();  // BUG (mutant): decide and wait in two critical sections
     P::fault(FaultPoint::kTimerAfterComputeWait);
@@ -640,6 +655,7 @@ class TimerService {
     } else {
       P::wait_until(cv_, lock, clock_, *head);
     }
+    wait_deadline_ = Instant::min();  // running: it re-reads the queue before waiting
   }
 
   void loop() {
@@ -736,6 +752,9 @@ class TimerService {
   bool accepting_ TLAB_GUARDED_BY(mu_) = true;     // false once shut down
   bool stop_ TLAB_GUARDED_BY(mu_) = false;         // the runner must stop taking work
   bool pass_active_ TLAB_GUARDED_BY(mu_) = false;  // the thread loop or a run_due() runs
+  // When the timer thread's current wait ends (Instant::max(): untimed); min() while
+  // it is not waiting or a notify is already on its way. See "Which schedule() notifies".
+  Instant wait_deadline_ TLAB_GUARDED_BY(mu_) = Instant::min();
   bool started_ TLAB_GUARDED_BY(mu_) = false;
   std::thread::id thread_id_ TLAB_GUARDED_BY(mu_);
   std::string last_error_ TLAB_GUARDED_BY(mu_);

@@ -56,6 +56,8 @@ enum class Mutant : std::uint8_t {
   kDelayOverflowWraps,         // now + huge delay wraps into the past and fires at once
   // --- waiter.h (ThreadSanitizer's showcase) ---
   kDataRacePlainFlag,          // parked() reads a plain flag without the lock: a data race
+  // --- queue/per_worker_wheel.h (next_deadline bitmap) ---
+  kWheelBitmapClearOnCancel,   // cancel clears a bucket's live bit while live entries remain
   kCount
 };
 
@@ -117,6 +119,8 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "now + huge delay wraps into the past: the timer fires at once"},
     {Mutant::kDataRacePlainFlag, "data_race_plain_flag", "waiter.h",
      "a plain, non-atomic flag shared between threads: a data race only TSan sees"},
+    {Mutant::kWheelBitmapClearOnCancel, "wheel_bitmap_clear_on_cancel", "queue/per_worker_wheel.h",
+     "next_deadline skips a bucket that still holds live entries: the owner oversleeps, late fire"},
 }};
 
 constexpr bool mutant_table_in_order() {

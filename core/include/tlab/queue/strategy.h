@@ -94,11 +94,16 @@ constexpr std::optional<Strategy> strategy_from_name(std::string_view name) {
 }
 
 // Whether Q::next_deadline() is the exact earliest due instant (true) or only a
-// lower bound (the hashed wheel reports the next occupied bucket's tick).
+// lower bound (the hashed wheel reports the next occupied bucket's tick, the
+// per-worker wheel the next bucket holding a live entry). An owner that sleeps
+// until a lower bound wakes early, finds nothing due, and asks again; TimerService
+// and the coroutine event loop do exactly that.
 template <class Q>
 inline constexpr bool kExactNextDeadline = true;
 template <class T, class P>
 inline constexpr bool kExactNextDeadline<HashedWheelQueue<T, P>> = false;
+template <class T, class P>
+inline constexpr bool kExactNextDeadline<PerWorkerWheelQueue<T, P>> = false;
 
 // Every strategy's class, in enum order, as List<...> (std::tuple, ::testing::Types).
 template <class T, class P = StdPlatform, template <class...> class List = std::tuple>
