@@ -22,7 +22,8 @@
 //
 // Memory per pending entry, with an 8-byte payload: heap element 16 (Instant +
 // slot index + padding) + slab node 24 (seq 8 + heap position 4 + payload 8, padded)
-// + slab meta 8 = 48 bytes, plus vector growth slack (none with capacity_hint). The
+// + slab generation 4 = 44 bytes, plus the heap vector's growth slack (none with
+// capacity_hint; the slab itself grows by chunks, queue/slab.h). The
 // sequence lives in the node, not in the heap element: only a tie on the deadline
 // needs it, and keeping elements at 16 bytes is what puts four children in 64 bytes.
 //
@@ -140,8 +141,8 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
 
  public:
   // Bytes a pending entry costs at steady state, without vector growth slack:
-  // slab node + heap element + the slab's 8-byte generation/free-list word.
-  static constexpr std::size_t kBytesPerEntry = sizeof(Node) + sizeof(Elem) + 8;
+  // slab node + heap element + the slab's 4-byte generation.
+  static constexpr std::size_t kBytesPerEntry = sizeof(Node) + sizeof(Elem) + 4;
 
  private:
   // True iff the element at heap position a must fire before the one at b.

@@ -34,7 +34,8 @@
 //     QueueConfig::start, so equal inputs give equal ticks in every strategy.
 //
 // Memory per pending entry, 8-byte payload: node 32 (deadline 8, rounds 8, links
-// 8, payload 8) + slab meta 8 = 40 bytes; plus 8 bytes + 1 bit per bucket.
+// 8, payload 8) + slab generation 4 = 36 bytes, plus less than one slab chunk of
+// slack (queue/slab.h); plus 8 bytes + 1 bit per bucket.
 //
 // Ground rules: single owner, no synchronisation. The sink must not call back into
 // the queue (insert/cancel/reschedule during expire() fail a TLAB_CHECK).

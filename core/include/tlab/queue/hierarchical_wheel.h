@@ -48,7 +48,9 @@
 // It is the minimum of the first non-empty of: the due list, the first occupied
 // slot of the lowest occupied level (every other entry is in a later slot or a
 // higher level, hence later), the overflow list. The value is cached: insert lowers
-// it, cancelling the entry it names and expire() invalidate it.
+// it, cancelling the entry it names and expire() invalidate it. Cancel recognises
+// that entry by comparing its deadline with the cached due instant, so insert and
+// cancel together convert one deadline to a tick, not two.
 //
 // Where this departs from tokio: tokio clamps deadlines to its top level's range
 // (~2 years) instead of keeping an overflow list; tokio's next_expiration reports
@@ -56,7 +58,8 @@
 // driver, expire(now) processes slots in order up to now.
 //
 // Memory per pending entry, 8-byte payload: node 32 (deadline 8, links 8,
-// level+slot 2, payload 8, padding) + slab meta 8 = 40 bytes; fixed 3 KiB of slots.
+// level+slot 2, payload 8, padding) + slab generation 4 = 36 bytes, plus less than
+// one slab chunk of slack (queue/slab.h); fixed 3 KiB of slots.
 //
 // Ground rules: single owner, no synchronisation. The sink must not call back into
 // the queue (insert/cancel/reschedule during expire() fail a TLAB_CHECK).
@@ -125,7 +128,7 @@ class HierarchicalWheelQueue
         slab_.alloc(Node{deadline, kNilIndex, kNilIndex, 0, 0, std::move(payload)});
     const std::int64_t k = grid_.due_tick(deadline);
     place(i, k);
-    if (cache_valid_ && (!cached_next_ || k < *cached_next_)) cached_next_ = k;
+    if (cache_valid_ && (!cached_next_ || k < *cached_next_)) set_cache(k);
     return slab_.handle(i);
   }
 
@@ -180,7 +183,12 @@ class HierarchicalWheelQueue
   // exact due instant (start + due_tick * tick) of the earliest entry.
   std::optional<Instant> next_deadline() const {
     if (!cache_valid_) {
-      cached_next_ = compute_next_tick();
+      const std::optional<std::int64_t> k = compute_next_tick();
+      if (k) {
+        set_cache(*k);
+      } else {
+        cached_next_.reset();
+      }
       cache_valid_ = true;
     }
     if (!cached_next_) return std::nullopt;
@@ -240,6 +248,9 @@ class HierarchicalWheelQueue
                " live=", slab_.live_count());
     if (cache_valid_) {
       const std::optional<std::int64_t> fresh = compute_next_tick();
+      TLAB_CHECK(!cached_next_ || cached_due_ == grid_.instant_of(*cached_next_),
+                 "HierarchicalWheelQueue: cached due=", cached_due_,
+                 " but cached next tick=", *cached_next_);
       TLAB_CHECK(fresh == cached_next_,
                  "HierarchicalWheelQueue: cached next tick=", cached_next_.value_or(-1),
                  " fresh=", fresh.value_or(-1), " has cached=", cached_next_.has_value(),
@@ -301,7 +312,11 @@ class HierarchicalWheelQueue
 
   void unlink(std::uint32_t i) {
     Node& e = slab_[i];
-    if (cache_valid_ && cached_next_ == grid_.due_tick(e.deadline)) cache_valid_ = false;
+    // Is e the entry the cache names? Every pending entry is due at or after the
+    // cached tick c, i.e. its deadline is past instant_of(c - 1); so its due tick is
+    // c iff deadline <= instant_of(c) = cached_due_. Where instant_of saturates the
+    // test may say yes for a later entry: that only drops the cache, which is safe.
+    if (cache_valid_ && e.deadline <= cached_due_) cache_valid_ = false;
     if (e.level == kDue) {
       ready_.remove(slab_, i);
     } else if (e.level == kOverflow) {
@@ -327,6 +342,11 @@ class HierarchicalWheelQueue
     return m;
   }
 
+  void set_cache(std::int64_t k) const noexcept {
+    cached_next_ = k;
+    cached_due_ = grid_.instant_of(k);
+  }
+
   std::optional<std::int64_t> compute_next_tick() const {
     if (!ready_.empty()) return ready_.min_due(slab_, due_key());
     const int level = lowest_occupied_level();
@@ -346,6 +366,7 @@ class HierarchicalWheelQueue
   // next_deadline() cache (due tick of the earliest entry, nullopt if empty); valid
   // iff cache_valid_. Logically const: only a memo of compute_next_tick().
   mutable std::optional<std::int64_t> cached_next_;
+  mutable Instant cached_due_ = Instant::min();  // instant_of(*cached_next_), if any
   mutable bool cache_valid_ = true;
 };
 

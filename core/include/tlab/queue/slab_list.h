@@ -6,7 +6,8 @@
 // list baseline, the hashed wheel's buckets and the hierarchical wheel's slots,
 // ready list and overflow list are all SlabLists. This is the classic timing-wheel
 // bucket of Varghese & Lauck (1987), scheme 4, with slab indices in place of
-// pointers so that nodes can move when the slab's vector grows.
+// pointers: 4 bytes instead of 8 per link, and nodes may move while the slab's
+// first chunk grows.
 //
 // Cost: push_back / insert_before / remove / pop_front O(1); sort_by O(k log k)
 // for a list of k entries (only the wheels' ready list uses it, lazily).

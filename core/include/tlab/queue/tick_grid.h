@@ -12,7 +12,20 @@
 // to kNeverTick, the largest tick, which no elapsed_tick() ever passes unless now
 // is Instant::max() itself; so huge deadlines never wrap into the past.
 //
-// Cost: one division per conversion.
+// Division without a divide instruction: every insert and every cancel of a wheel
+// converts a deadline to its tick, and a 64-bit idiv (40-90 cycles on x86-64) was
+// the largest single cost of insert+cancel. The grid divides by its fixed tick with
+// the precomputed reciprocal m = floor((2^64 - 1) / tick): for a magnitude
+// 0 <= n <= 2^63, q = floor(n * m / 2^64) satisfies floor(n / tick) - 1 <= q <=
+// floor(n / tick) (proof at udivmod below), so one compare-and-correct step on the
+// remainder n - q * tick makes it exact. Signs are handled on magnitudes, so ceil
+// and floor are exact for every int64 difference, negative ones and INT64_MIN
+// included (tests/unit/tick_grid_test.cc compares against plain division). This is
+// Granlund & Montgomery, "Division by invariant integers using multiplication"
+// (1994), in its simplest form: their exact 65-bit multipliers avoid the correction
+// step, which costs one multiply and a predictable compare here.
+//
+// Cost: one 64x64->128 multiply, one multiply, one compare per conversion.
 //
 // Ground rules: immutable after construction; copy freely.
 #pragma once
@@ -29,7 +42,11 @@ class TickGrid {
  public:
   static constexpr std::int64_t kNeverTick = std::numeric_limits<std::int64_t>::max();
 
-  TickGrid(Instant start, Duration tick) : start_(start), tick_ns_(tick.ns()) {
+  TickGrid(Instant start, Duration tick)
+      : start_(start),
+        tick_ns_(tick.ns()),
+        tick_u_(static_cast<std::uint64_t>(tick.ns())),
+        magic_(tick.ns() > 0 ? ~std::uint64_t{0} / static_cast<std::uint64_t>(tick.ns()) : 0) {
     TLAB_CHECK(tick_ns_ > 0, "TickGrid: tick must be positive, tick=", tick);
   }
 
@@ -37,13 +54,13 @@ class TickGrid {
   std::int64_t due_tick(Instant d) const noexcept {
     const std::int64_t diff = (d - start_).ns();
     if (diff == detail::kNsMax) return kNeverTick;
-    const std::int64_t q = diff / tick_ns_;  // truncates toward zero
-    return (diff % tick_ns_ > 0) ? q + 1 : q;
+    return ceil_div(diff);
   }
 
   // tlab::TickGrid::elapsed_tick: floor((now - start) / tick).
-  // Requires: now >= start (the queues check this before calling).
-  std::int64_t elapsed_tick(Instant now) const noexcept { return (now - start_).ns() / tick_ns_; }
+  // Requires: now >= start (the queues check this before calling); the result is
+  // exact for earlier instants too.
+  std::int64_t elapsed_tick(Instant now) const noexcept { return floor_div((now - start_).ns()); }
 
   // tlab::TickGrid::instant_of: start + k * tick, saturating.
   Instant instant_of(std::int64_t k) const noexcept {
@@ -54,9 +71,55 @@ class TickGrid {
   Instant start() const noexcept { return start_; }
   Duration tick() const noexcept { return Duration::nanoseconds(tick_ns_); }
 
+  // tlab::TickGrid::ceil_div: ceil(x / tick) for every int64 x, exact.
+  std::int64_t ceil_div(std::int64_t x) const noexcept {
+    if (x >= 0) {
+      const QuotRem qr = udivmod(static_cast<std::uint64_t>(x));
+      return static_cast<std::int64_t>(qr.quot + (qr.rem != 0 ? 1 : 0));
+    }
+    // ceil(-n / t) = -floor(n / t). n = |x| <= 2^63; the negation is done in
+    // unsigned arithmetic so that x = INT64_MIN, tick = 1 yields INT64_MIN.
+    const QuotRem qr = udivmod(0 - static_cast<std::uint64_t>(x));
+    return static_cast<std::int64_t>(0 - qr.quot);
+  }
+
+  // tlab::TickGrid::floor_div: floor(x / tick) for every int64 x, exact.
+  std::int64_t floor_div(std::int64_t x) const noexcept {
+    if (x >= 0) return static_cast<std::int64_t>(udivmod(static_cast<std::uint64_t>(x)).quot);
+    // floor(-n / t) = -ceil(n / t); ceil(n / t) <= 2^63, so the result fits.
+    const QuotRem qr = udivmod(0 - static_cast<std::uint64_t>(x));
+    return static_cast<std::int64_t>(0 - (qr.quot + (qr.rem != 0 ? 1 : 0)));
+  }
+
  private:
+  struct QuotRem {
+    std::uint64_t quot;
+    std::uint64_t rem;
+  };
+
+  // floor(n / tick) and n mod tick. Requires: n <= 2^63 (a magnitude of an int64).
+  // Why one correction suffices, with t = tick and m = floor((2^64 - 1) / t) >
+  // (2^64 - 1) / t - 1:
+  //   n * m / 2^64 > n / t - n / (t * 2^64) - n / 2^64 >= n / t - 1 / (2t) - 1 / 2
+  //                >= n / t - 1                       (n <= 2^63, t >= 1),
+  // so q = floor(n * m / 2^64) > n / t - 2, i.e. q >= floor(n / t) - 1; and
+  // m <= 2^64 / t gives q <= floor(n / t). Hence r = n - q * t < 2t, and at most
+  // one subtraction of t makes r < t.
+  QuotRem udivmod(std::uint64_t n) const noexcept {
+    __extension__ typedef unsigned __int128 U128;  // GCC/Clang; __extension__: no -Wpedantic
+    std::uint64_t q = static_cast<std::uint64_t>((static_cast<U128>(n) * magic_) >> 64);
+    std::uint64_t r = n - q * tick_u_;
+    if (r >= tick_u_) {
+      ++q;
+      r -= tick_u_;
+    }
+    return {q, r};
+  }
+
   Instant start_;
   std::int64_t tick_ns_;
+  std::uint64_t tick_u_;  // tick_ns_ as unsigned, for udivmod
+  std::uint64_t magic_;   // floor((2^64 - 1) / tick): the reciprocal udivmod multiplies by
 };
 
 }  // namespace tlab
