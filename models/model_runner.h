@@ -6,12 +6,15 @@
 //   --test NAME  --mutant NAME  --iterations N  --scheduler random|bound|full
 //   --context-bound N  --history FILE  --expect-fail  --list
 //
+// `--list` prints the catalogue as JSON: [{"test", "description", "clean":
+// "pass"|"fail", "kills": [mutant...]}]; tlab (tool/model_catalogue.h) plans from it.
 // runs the test once with the requested mutant switched on in RelacyPlatform, and
 // prints ONE line of JSON on stdout:
 //
 //   {"model":"token","test":"stale_token","mutant":"token_flag_only",
 //    "scheduler":"random","context_bound":null,"iterations":3,"failed":true,
-//    "result":"USER ASSERT FAILED","failing_iteration":2,"seconds":0.001,
+//    "result":"USER ASSERT FAILED","message":"USER ASSERT FAILED (model check
+//    failed: ...)","failing_iteration":2,"seconds":0.001,
 //    "cpu_seconds":0.001,"iterations_per_second":3000,"expect_fail":true,
 //    "verdict":"pass","history":"h.txt"}
 //
@@ -71,11 +74,21 @@ namespace tlab::models {
     }                                                                       \
   } while (0)
 
-// One named test of a model binary.
+// Whether a test's clean run (no mutant) must pass, or must fail: RFC 0014's
+// predicted wraparound at 2-4 token bits, and the platform facade's self-checks
+// (a relaxed message must be a data race), are failures the model must find.
+enum class CleanRun : bool { kPasses, kFails };
+
+// One named test of a model binary. `kills` names, space-separated, the mutants
+// (platform/mutant.h) this test must catch; `--list` publishes it, `tlab model`
+// and `tlab mutants` plan from it, and model_main rejects a name that is not in
+// the catalogue, so a renamed mutant cannot silently drop out of the matrix.
 struct ModelTest {
   std::string_view name;
   std::string_view description;
   bool (*simulate)(rl::test_params&);  // rl::simulate<Suite>
+  std::string_view kills;
+  CleanRun clean;
 };
 
 namespace runner_detail {
@@ -176,7 +189,27 @@ inline int model_main(std::string_view model, std::span<const ModelTest> tests, 
         runner_detail::json_string(out, t.name);
         out += ",\"description\":";
         runner_detail::json_string(out, t.description);
-        out += '}';
+        out += ",\"clean\":";
+        out += t.clean == CleanRun::kPasses ? "\"pass\"" : "\"fail\"";
+        out += ",\"kills\":[";
+        bool first = true;
+        for (std::string_view rest = t.kills; !rest.empty();) {
+          const std::size_t sp = rest.find(' ');
+          const std::string_view name = rest.substr(0, sp);
+          rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+          if (name.empty()) continue;
+          if (!mutant_from_name(name)) {
+            std::fprintf(stderr, "model_%.*s: test %.*s kills unknown mutant '%.*s'\n",
+                         static_cast<int>(model.size()), model.data(),
+                         static_cast<int>(t.name.size()), t.name.data(),
+                         static_cast<int>(name.size()), name.data());
+            return 3;
+          }
+          if (!first) out += ',';
+          first = false;
+          runner_detail::json_string(out, name);
+        }
+        out += "]}";
       }
       std::printf("%s]\n", out.c_str());
       return 0;
@@ -264,13 +297,21 @@ inline int model_main(std::string_view model, std::span<const ModelTest> tests, 
   const bool pass = failed == expect_fail;
 
   bool history_written = false;
+  std::string message;  // Relacy's "RESULT (what failed)" line
   if (failed) {
     std::rewind(report);
     std::FILE* sink = history_path.empty() ? nullptr : std::fopen(history_path.c_str(), "w");
     if (!history_path.empty() && sink == nullptr) std::perror(history_path.c_str());
     char line[4096];
     int shown = 0;
+    const std::string_view result_str = rl::test_result_str(params.test_result);
     while (std::fgets(line, sizeof line, report) != nullptr) {
+      if (message.empty() && std::string_view(line).starts_with(result_str)) {
+        message = line;
+        while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
+          message.pop_back();
+        }
+      }
       if (sink != nullptr) {
         std::fputs(line, sink);
       } else if (shown++ < 4) {
@@ -300,6 +341,8 @@ inline int model_main(std::string_view model, std::span<const ModelTest> tests, 
   out += std::string(",\"failed\":") + (failed ? "true" : "false");
   out += ",\"result\":";
   runner_detail::json_string(out, rl::test_result_str(params.test_result));
+  out += ",\"message\":";
+  runner_detail::json_string(out, message);
   out += ",\"failing_iteration\":" + (failed ? std::to_string(params.stop_iteration) : "null");
   char num[64];
   std::snprintf(num, sizeof num, "%.6f", seconds);

@@ -187,14 +187,17 @@ bool simulate_token(rl::test_params& params) {
 
 constexpr ModelTest kTests[] = {
     {"racing_resolvers", "32 bits, 1 arming: expiry and two cancellers race, one winner",
-     &simulate_token<32, 1>},
+     &simulate_token<32, 1>, "token_load_store_resolve token_relaxed_resolve", CleanRun::kPasses},
     {"stale_rearm", "32 bits, 2 armings: one re-arm under a stale resolver (bound search)",
-     &simulate_token<32, 2>},
+     &simulate_token<32, 2>, "token_flag_only", CleanRun::kPasses},
     {"stale_token", "32 bits, 5 armings: a stale token never resolves a newer arming",
-     &simulate_token<32, 5>},
-    {"aba_2bit", "2 bits, 3 armings: wraparound (expected to fail)", &simulate_token<2, 3>},
-    {"aba_3bit", "3 bits, 5 armings: wraparound (expected to fail)", &simulate_token<3, 5>},
-    {"aba_4bit", "4 bits, 9 armings: wraparound (expected to fail)", &simulate_token<4, 9>},
+     &simulate_token<32, 5>, "token_flag_only", CleanRun::kPasses},
+    {"aba_2bit", "2 bits, 3 armings: wraparound (expected to fail)", &simulate_token<2, 3>, "",
+     CleanRun::kFails},
+    {"aba_3bit", "3 bits, 5 armings: wraparound (expected to fail)", &simulate_token<3, 5>, "",
+     CleanRun::kFails},
+    {"aba_4bit", "4 bits, 9 armings: wraparound (expected to fail)", &simulate_token<4, 9>, "",
+     CleanRun::kFails},
 };
 
 }  // namespace

@@ -14,5 +14,10 @@ extern const char* const kTlabVersion;
 extern const char* const kBuildType;
 extern const char* const kCxxFlags;
 extern const char* const kGitRevision;
+// Paths of this build, for the binaries tlab drives (model_runs.h, kill_matrix.h);
+// kModelsDir / kPropertyTestBin are "" when this build does not make them.
+extern const char* const kSourceDir;
+extern const char* const kModelsDir;
+extern const char* const kPropertyTestBin;
 
 }  // namespace tlab::tool

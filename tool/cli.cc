@@ -1,9 +1,15 @@
 // tlab/tool/cli.cc: see cli.h.
 #include "cli.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,7 +18,11 @@
 #include "build_info.h"
 #include "compare.h"
 #include "console.h"
+#include "interrupt.h"
 #include "junit.h"
+#include "kill_matrix.h"
+#include "model_runs.h"
+#include "mutants_cmd.h"
 #include "plan.h"
 #include "report.h"
 #include "scenario.h"
@@ -60,6 +70,21 @@ struct RunOptions {
   // replay
   std::string replay_report;
   std::string case_id;
+  // model / mutants / check --models
+  std::vector<std::string> model_names;
+  std::vector<std::string> model_tests;
+  std::string scheduler = "random";
+  std::uint64_t iterations = 100000;
+  unsigned context_bound = 1;
+  bool clean_only = false;
+  int jobs = 0;  // 0: the CPUs this process may use
+  std::string timeout = "300s";
+  std::string models_dir;
+  std::string history_dir;
+  std::string property_bin;
+  std::string tsan_tlab;
+  std::vector<std::string> layers;
+  bool with_models = false;  // check --models
 };
 
 class Cli {
@@ -75,7 +100,24 @@ class Cli {
   int cmd_validate();
   int cmd_run(const std::string& command);
   int cmd_replay();
+  int cmd_model();
+  int cmd_mutants();
 
+  void add_layer_sources(CLI::App* sub);
+  // --layers names `l`, or names nothing (all layers).
+  bool layer_wanted(Layer l) const {
+    return o_.layers.empty() ||
+           std::find(o_.layers.begin(), o_.layers.end(), name_of(l)) != o_.layers.end();
+  }
+  ModelRunOptions model_options() const;
+  // Runs the kill-matrix layers other than `scenario` into `matrix`, appends the
+  // model cases to `report` and sets its kill_matrix. --layers empty means all,
+  // none required.
+  void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, Report& report,
+                        bool clean_models);
+  // The scenario layer: in a TSan build, tsan_catches pairs count as layer tsan.
+  static void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases,
+                                 const std::vector<Scenario>& suite);
   int bad_input(const InputErrors& errors);
   bool check_outputs(InputErrors& errors);
   std::unique_ptr<Runner> runner_or_null();
@@ -91,6 +133,8 @@ class Cli {
   CLI::App* list_ = nullptr;
   CLI::App* validate_ = nullptr;
   CLI::App* replay_ = nullptr;
+  CLI::App* model_ = nullptr;
+  CLI::App* mutants_ = nullptr;
   std::unique_ptr<CompareCommand> compare_;  // compare.h owns its options
   RunOptions o_;
   std::string list_what_;
@@ -300,7 +344,23 @@ int Cli::cmd_run(const std::string& command) {
       // finish() writes again and reports the failure.
     }
   };
-  return finish(execute_plan(specs, scenarios, *runner, options), /*table=*/true);
+  Report report = execute_plan(specs, scenarios, *runner, options);
+  if (command != "check" || !o_.with_models || report.interrupted) {
+    return finish(report, /*table=*/true);
+  }
+  // check --models: the models' clean and mutant runs join the report, and the
+  // gate also fails when a mutant is caught by no layer at all.
+  KillMatrix matrix;
+  LayerStatus& st = matrix.layer(Layer::kScenario);
+  st.state = LayerStatus::State::kRan;
+  st.source = "tlab check: the scenarios given";
+  st.checks = report.summary().mutant_pairs;
+  add_scenario_cases(matrix, report.cases, scenarios);
+  run_other_layers(matrix, scenarios, report, /*clean_models=*/true);
+  const int code = finish(report, /*table=*/true);
+  if (!o_.json) out_ << "\n" << matrix.table();
+  if (code == kExitInterrupted || code == kExitInternal) return code;
+  return std::max(code, matrix.exit_code());
 }
 
 int Cli::cmd_replay() {
@@ -350,6 +410,235 @@ int Cli::cmd_replay() {
   return finish(report, /*table=*/true);
 }
 
+bool tsan_build() { return Environment::detect().sanitizer.find("thread") != std::string::npos; }
+
+int cpus_available() {
+  const int n = Environment::detect().cpus_available;
+  return n > 0 ? n : 1;
+}
+
+void Cli::add_layer_sources(CLI::App* sub) {
+  sub->add_option("--models-dir", o_.models_dir,
+                  "directory of the model_* binaries (default: this build's, see "
+                  "`tlab model --help`)")
+      ->type_name("DIR");
+  sub->add_option("--jobs", o_.jobs, "model runs at once (default: the CPUs available)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256));
+}
+
+ModelRunOptions Cli::model_options() const {
+  ModelRunOptions mo;
+  mo.scheduler = o_.scheduler == "bound"  ? ModelScheduler::kBound
+                 : o_.scheduler == "full" ? ModelScheduler::kFull
+                                          : ModelScheduler::kRandom;
+  mo.iterations = o_.iterations;
+  mo.context_bound = o_.context_bound;
+  mo.timeout_s = parse_duration_s(o_.timeout).value_or(300);
+  mo.jobs = o_.jobs > 0 ? o_.jobs : cpus_available();
+  mo.history_dir = o_.history_dir;
+  return mo;
+}
+
+void Cli::add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases,
+                             const std::vector<Scenario>& suite) {
+  std::set<std::string> tsan_pairs;
+  for (const Scenario& s : suite) {
+    for (Mutant m : s.tsan_catches) tsan_pairs.insert(s.name + ":" + std::string(name_of(m)));
+  }
+  matrix.add_cases(cases, [&](const CaseRecord& c) {
+    if (c.model) return Layer::kModel;
+    return tsan_pairs.count(c.scenario + ":" + c.mutant.value_or("")) ? Layer::kTsan
+                                                                      : Layer::kScenario;
+  });
+}
+
+void Cli::run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, Report& report,
+                           bool clean_models) {
+  std::vector<CaseRecord> cases;
+  auto request = [&](Layer l, const std::string& path) {
+    LayerRequest r;
+    r.required = !o_.layers.empty();
+    r.explicit_path = path;
+    return r;
+  };
+  if (layer_wanted(Layer::kModel)) {
+    if (env_.stderr_is_tty) err_ << "tlab: running the Relacy models...\n";
+    run_model_layer(matrix, request(Layer::kModel, o_.models_dir), model_options(), clean_models,
+                    cases);
+  }
+  if (layer_wanted(Layer::kProperty)) {
+    run_property_layer(matrix, request(Layer::kProperty, o_.property_bin));
+  }
+  if (layer_wanted(Layer::kTsan)) {
+    if (tsan_build()) {
+      // This tlab is the TSan build: the scenario layer ran tsan_catches in-process.
+      LayerStatus& st = matrix.layer(Layer::kTsan);
+      st = matrix.layer(Layer::kScenario);
+      st.source = "this tlab (a TSan build): the scenarios' tsan_catches";
+    } else {
+      if (env_.stderr_is_tty) err_ << "tlab: running the TSan build of tlab...\n";
+      run_tsan_layer(matrix, request(Layer::kTsan, o_.tsan_tlab), suite,
+                     parse_duration_s(o_.timeout).value_or(300));
+    }
+  }
+  report.planned += cases.size();
+  report.cases.insert(report.cases.end(), std::make_move_iterator(cases.begin()),
+                      std::make_move_iterator(cases.end()));
+  report.interrupted = report.interrupted || interrupted();
+  report.kill_matrix = matrix.to_json();
+}
+
+int Cli::cmd_model() {
+  InputErrors errors;
+  if (o_.scheduler != "random" && model_->count("--iterations") > 0) {
+    errors.push_back({"--iterations", "/",
+                      fmt::format("applies to --scheduler random only (bound and full search "
+                                  "until their space is exhausted); got --scheduler {}",
+                                  o_.scheduler)});
+  }
+  if (o_.scheduler != "bound" && model_->count("--context-bound") > 0) {
+    errors.push_back(
+        {"--context-bound", "/",
+         fmt::format("applies to --scheduler bound only; got --scheduler {}", o_.scheduler)});
+  }
+  std::vector<std::string> looked_in;
+  const auto dir = find_models_dir(o_.models_dir, errors, looked_in);
+  check_outputs(errors);
+  if (!errors.empty()) return bad_input(errors);
+  if (!dir) {
+    err_ << fmt::format(
+        "tlab: internal error: no model binaries found (looked in {}); build them with "
+        "`cmake --build build/default` (TLAB_BUILD_MODELS=ON), set TLAB_MODELS_DIR or pass "
+        "--models-dir\n",
+        fmt::join(looked_in, ", "));
+    return kExitInternal;
+  }
+  std::string error;
+  const auto catalogue = load_model_catalogue(*dir, error);
+  if (!catalogue) {
+    err_ << "tlab: internal error: " << error << "\n";
+    return kExitInternal;
+  }
+  ModelSelection sel;
+  sel.models = o_.model_names;
+  sel.tests = o_.model_tests;
+  if (!o_.mutant.empty()) sel.mutant = mutant_from_name(o_.mutant);
+  sel.mutants = !o_.clean_only;
+  const std::vector<ModelRunSpec> specs = plan_models(*catalogue, sel, errors);
+  if (!errors.empty()) return bad_input(errors);
+
+  ModelRunOptions mo = model_options();
+  bool made_history_dir = false;
+  namespace fs = std::filesystem;
+  if (mo.history_dir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "tlab-model-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      err_ << "tlab: internal error: cannot create a history directory under "
+           << fs::temp_directory_path().string() << "\n";
+      return kExitInternal;
+    }
+    mo.history_dir = tmpl;
+    made_history_dir = true;
+  } else {
+    std::error_code ec;
+    fs::create_directories(mo.history_dir, ec);
+    if (ec || !fs::is_directory(mo.history_dir)) {
+      return bad_input({{"--history-dir", "/",
+                         fmt::format("{}: cannot create the directory ({})", mo.history_dir,
+                                     ec ? ec.message() : "not a directory")}});
+    }
+  }
+
+  Report report;
+  report.command = "model";
+  report.environment = Environment::detect();
+  report.planned = specs.size();
+  Progress progress(env_.stderr_is_tty);
+  std::size_t done = 0;
+  report.cases = run_models(
+      specs, mo, [&](const CaseRecord& c) { progress.update(++done, specs.size(), c.id); });
+  progress.clear();
+  report.interrupted = std::any_of(report.cases.begin(), report.cases.end(), [](const auto& c) {
+    return c.result.verdict == Verdict::kInterrupted;
+  });
+  if (report.interrupted) {
+    std::erase_if(report.cases,
+                  [](const CaseRecord& c) { return c.result.verdict == Verdict::kInterrupted; });
+  }
+  std::error_code ec;
+  const bool histories = fs::exists(mo.history_dir, ec) && !fs::is_empty(mo.history_dir, ec);
+  if (made_history_dir && !histories) fs::remove(mo.history_dir, ec);
+  const int code = finish(report, /*table=*/true);
+  if (histories) {
+    err_ << "tlab: Relacy execution histories of the failing runs are in " << mo.history_dir
+         << "\n";
+  }
+  return code;
+}
+
+int Cli::cmd_mutants() {
+  InputErrors errors;
+  check_outputs(errors);
+  if (!errors.empty()) return bad_input(errors);
+  const std::vector<Scenario> suite = loader_.load_builtin(errors);
+  if (!errors.empty()) {
+    for (const InputError& e : errors) err_ << e.str() << "\n";
+    err_ << "tlab: internal error: the built-in suite does not validate\n";
+    return kExitInternal;
+  }
+  KillMatrix matrix;
+  Report report;
+  report.command = "mutants";
+  report.environment = Environment::detect();
+  for (const Scenario& s : suite) report.scenarios[s.name] = {s.source, s.document};
+  if (layer_wanted(Layer::kScenario)) {
+    auto runner = runner_or_null();
+    if (!runner) return kExitInternal;
+    std::vector<CaseSpec> specs;
+    for (CaseSpec& spec : plan_check(suite, Overrides{})) {
+      if (spec.expect_fail) specs.push_back(std::move(spec));
+    }
+    ExecuteOptions options;
+    options.command = "mutants";
+    options.show_progress = env_.stderr_is_tty;
+    const auto t0 = std::chrono::steady_clock::now();
+    Report scenario_report = execute_plan(specs, suite, *runner, options);
+    LayerStatus& st = matrix.layer(Layer::kScenario);
+    st.state = LayerStatus::State::kRan;
+    st.source = "this tlab: the built-in suite's catches";
+    st.checks = scenario_report.summary().mutant_pairs;
+    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    add_scenario_cases(matrix, scenario_report.cases, suite);
+    report.cases = std::move(scenario_report.cases);
+    report.planned = scenario_report.planned;
+    report.interrupted = scenario_report.interrupted;
+  }
+  if (!report.interrupted) run_other_layers(matrix, suite, report, /*clean_models=*/false);
+  report.kill_matrix = matrix.to_json();
+  int code = report.interrupted ? kExitInterrupted : matrix.exit_code();
+  try {
+    if (!o_.report_path.empty()) {
+      write_file_atomic(o_.report_path, report.to_json().dump(2) + "\n");
+    }
+  } catch (const std::exception& e) {
+    err_ << "tlab: internal error: " << e.what() << "\n";
+    code = kExitInternal;
+  }
+  if (o_.json) {
+    nlohmann::ordered_json j = *report.kill_matrix;
+    nlohmann::ordered_json out;
+    out["schema_version"] = kReportSchemaVersion;
+    out["command"] = "mutants";
+    out["environment"] = report.environment.to_json();
+    for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = it.value();
+    out_ << out.dump(2) << "\n";
+  } else {
+    out_ << matrix.table();
+  }
+  return code;
+}
+
 int Cli::main(int argc, const char* const* argv) {
   app_.set_version_flag("--version", version_string());
   app_.require_subcommand(1);
@@ -393,7 +682,79 @@ int Cli::main(int argc, const char* const* argv) {
   check_ = app_.add_subcommand(
       "check", "CI gate: the suite on every strategy must pass; each listed mutant must fail");
   check_->add_option("PATHS", o_.paths, "scenario files or directories")->type_name("PATH");
+  check_->add_flag("--models", o_.with_models,
+                   "also run the Relacy models (clean and mutant runs) and the property and TSan "
+                   "layers that are built; fail if any mutant is caught by no layer");
+  add_layer_sources(check_);
+  check_->add_option("--property-bin", o_.property_bin, "the rapidcheck test binary")
+      ->type_name("F");
+  check_->add_option("--tsan-tlab", o_.tsan_tlab, "a ThreadSanitizer build of tlab")
+      ->type_name("F");
   add_outputs(check_, true);
+
+  model_ = app_.add_subcommand(
+      "model", "run the Relacy models over the shipped core code (clean runs and mutant runs)");
+  model_->add_option("NAME", o_.model_names, "models to run (default: all; see --list)")
+      ->type_name("NAME");
+  model_->add_option("--test", o_.model_tests, "only these tests of the models")->type_name("T");
+  model_
+      ->add_option("--scheduler", o_.scheduler,
+                   "random (default), bound (context-bound search) or full (exhaustive)")
+      ->type_name("S")
+      ->check(CLI::IsMember({"random", "bound", "full"}));
+  model_
+      ->add_option("--iterations", o_.iterations,
+                   "iterations of the random scheduler (default 100000)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000000}));
+  model_->add_option("--context-bound", o_.context_bound, "bound of --scheduler bound (default 1)")
+      ->type_name("N")
+      ->check(CLI::Range(0u, 64u));
+  auto* model_mutant =
+      model_->add_option("--mutant", o_.mutant, "only the runs that must catch this mutant")
+          ->type_name("M")
+          ->check(mutant_check);
+  model_->add_flag("--clean", o_.clean_only, "only the clean runs (no mutants)")
+      ->excludes(model_mutant);
+  model_->add_option("--timeout", o_.timeout, "per run; a search still going is killed (300s)")
+      ->type_name("D")
+      ->check(budget_check);
+  model_
+      ->add_option("--history-dir", o_.history_dir,
+                   "where failing runs' execution histories go (default: a new temporary "
+                   "directory, named on stderr)")
+      ->type_name("DIR");
+  add_layer_sources(model_);
+  add_outputs(model_, true);
+  model_->footer(
+      "Model binaries are looked for in: --models-dir, $TLAB_MODELS_DIR, this build's "
+      "models/, <tlab's directory>/../models, <source>/build/default/models.");
+
+  mutants_ = app_.add_subcommand(
+      "mutants",
+      "the kill matrix: which layer (scenario, model, property, tsan) catches each "
+      "mutant, and how fast");
+  mutants_
+      ->add_option("--layers", o_.layers,
+                   "layers to run (default: all; a layer named here must be available)")
+      ->type_name("L,...")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"scenario", "model", "property", "tsan"}));
+  mutants_
+      ->add_option("--iterations", o_.iterations,
+                   "random-scheduler iterations per model run (default 100000)")
+      ->type_name("N")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000000}));
+  mutants_->add_option("--property-bin", o_.property_bin, "the rapidcheck test binary")
+      ->type_name("F");
+  mutants_->add_option("--tsan-tlab", o_.tsan_tlab, "a ThreadSanitizer build of tlab")
+      ->type_name("F");
+  add_layer_sources(mutants_);
+  mutants_
+      ->add_option("--report", o_.report_path,
+                   "write the full JSON report (cases and kill_matrix) to F")
+      ->type_name("F");
+  mutants_->add_flag("--json", o_.json, "print the kill matrix as JSON instead of the table");
 
   list_ = app_.add_subcommand("list", "list strategies, scenarios, mutants or fault points");
   list_->add_option("WHAT", list_what_, "strategies|scenarios|mutants|faults (default: all)")
@@ -415,7 +776,8 @@ int Cli::main(int argc, const char* const* argv) {
 
   compare_ = add_compare_command(app_);
 
-  for (CLI::App* sub : {run_, check_, list_, validate_, replay_, app_.get_subcommand("compare")}) {
+  for (CLI::App* sub : {run_, check_, list_, validate_, replay_, model_, mutants_,
+                        app_.get_subcommand("compare")}) {
     add_common(sub);
   }
 
@@ -430,7 +792,7 @@ int Cli::main(int argc, const char* const* argv) {
       // CLI11 would only say "A subcommand is required"; name what was typed.
       err_ << "tlab: error: '" << argv[1]
            << "' is not a tlab command or option (commands: run, check, list, validate, "
-              "replay, compare)";
+              "replay, compare, model, mutants)";
     } else {
       err_ << "tlab: error: " << e.what();
     }
@@ -443,6 +805,8 @@ int Cli::main(int argc, const char* const* argv) {
   if (*run_) return cmd_run("run");
   if (*check_) return cmd_run("check");
   if (*replay_) return cmd_replay();
+  if (*model_) return cmd_model();
+  if (*mutants_) return cmd_mutants();
   if (compare_->selected()) return compare_->run(env_);
   return kExitInternal;
 }

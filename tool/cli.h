@@ -2,17 +2,22 @@
 //
 //   tlab run      [PATHS] [--strategy S|all] [--mutant M] [--seed N] [--budget D]
 //                 [--operations N] [--report F] [--junit F] [--json]
-//   tlab check    [PATHS] [--report F] [--junit F] [--json]
+//   tlab check    [PATHS] [--models] [--report F] [--junit F] [--json]
 //   tlab list     [strategies|scenarios|mutants|faults] [--json]
 //   tlab validate FILES...
 //   tlab replay   REPORT [--case ID] [--report F] [--json]
 //   tlab compare  SCENARIO [--strategies S,...] [--peers] [--report F] [--html F]
+//   tlab model    [NAME...] [--test T] [--scheduler random|bound|full] [--iterations N]
+//                 [--context-bound N] [--mutant M | --clean] [--timeout D] [--jobs N]
+//                 [--models-dir DIR] [--history-dir DIR] [--report F] [--junit F] [--json]
+//   tlab mutants  [--layers scenario,model,property,tsan] [--iterations N] [--jobs N]
+//                 [--models-dir DIR] [--property-bin F] [--tsan-tlab F] [--report F] [--json]
 //   --help on every command; --version on every command.
 //
 // Exit codes (kExit*): 0 every expectation held; 1 a violation (or a surviving
-// mutant in check); 2 bad input or usage, including every CLI11 parse error (the
-// message names the flag); 3 internal error or watchdog timeout (also "runner not
-// built yet"); 130 interrupted by Ctrl-C (partial report written).
+// mutant in check, or a mutant no layer catches in mutants / check --models); 2 bad input or usage,
+// including every CLI11 parse error (the message names the flag); 3 internal error or watchdog
+// timeout (also "runner not built yet"); 130 interrupted by Ctrl-C (partial report written).
 //
 // Order of checks for run/check/replay/compare: options, then every input file
 // (all errors listed, `file: /json/pointer: message`), then output paths, then the

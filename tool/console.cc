@@ -30,6 +30,14 @@ struct Row {
 };
 
 std::string detail_of(const CaseRecord& c) {
+  if (c.model && c.result.verdict == Verdict::kPass) {
+    return fmt::format("{} iterations, {:.0f}/s, no failure", c.model->iterations,
+                       c.model->iterations_per_second);
+  }
+  if (c.model && c.result.verdict == Verdict::kFail) {
+    std::string m = c.result.message.substr(0, c.result.message.find("; history"));
+    return m.size() > 100 ? m.substr(0, 97) + "..." : m;
+  }
   std::vector<std::string> parts;
   for (const auto& [name, v] : c.result.violations)
     parts.push_back(fmt::format("{}={}", name, v.count));
@@ -64,7 +72,7 @@ Row row_of(const CaseRecord& c) {
   r.cells = {c.scenario,
              c.strategy,
              c.mutant.value_or("-"),
-             std::to_string(c.seed),
+             c.model ? std::string("-") : std::to_string(c.seed),
              verdict,
              fmt::format("{:.2f}s", c.result.duration_s),
              detail_of(c)};

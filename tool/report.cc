@@ -76,6 +76,23 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   j["sanitizer_reports"] = c.result.sanitizer_reports;
   j["duration_s"] = c.result.duration_s;
   j["message"] = c.result.message;
+  if (c.model) {
+    const ModelRunRecord& m = *c.model;
+    auto opt = [](const auto& v) {
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    j["model"] = {{"model", m.model},
+                  {"test", m.test},
+                  {"scheduler", m.scheduler},
+                  {"context_bound", opt(m.context_bound)},
+                  {"iterations", m.iterations},
+                  {"failing_iteration", opt(m.failing_iteration)},
+                  {"iterations_per_second", m.iterations_per_second},
+                  {"cpu_seconds", m.cpu_seconds},
+                  {"result", m.result},
+                  {"history", opt(m.history)},
+                  {"command", m.command}};
+  }
   return j;
 }
 
@@ -143,6 +160,7 @@ CaseRecord CaseRecord::from(const CaseSpec& spec, CaseResult result) {
 }
 
 bool CaseRecord::caught() const {
+  if (model) return result.verdict == Verdict::kFail;
   return result.verdict == Verdict::kFail || result.verdict == Verdict::kTimeout;
 }
 
@@ -171,9 +189,12 @@ Summary Report::summary() const {
         ++s.interrupted;
         break;
     }
-    if (c.expect_fail && c.mutant) {
+    if (c.expect_fail) {
+      // A clean run that must fail (a model's expected finding) counts as a pair
+      // too: if it passes, the check it stands for has lost its teeth.
       auto& [caught, complete] =
-          pairs.try_emplace(c.scenario + ":" + *c.mutant, false, true).first->second;
+          pairs.try_emplace(c.scenario + ":" + c.mutant.value_or("expected_failure"), false, true)
+              .first->second;
       caught = caught || c.caught();
       complete = complete && (c.result.verdict == Verdict::kPass || c.caught());
     }
@@ -197,7 +218,9 @@ int Report::exit_code() const {
   for (const CaseRecord& c : cases) {
     const Verdict v = c.result.verdict;
     if (c.expect_fail) {
-      internal = internal || v == Verdict::kError;
+      // A scenario's watchdog timeout is a caught hang; a model search that ran
+      // out of time decided nothing.
+      internal = internal || v == Verdict::kError || (c.model && v == Verdict::kTimeout);
     } else {
       internal = internal || v == Verdict::kError || v == Verdict::kTimeout;
       violation = violation || v == Verdict::kFail;
@@ -221,6 +244,7 @@ nlohmann::ordered_json Report::to_json() const {
   }
   j["cases"] = nlohmann::ordered_json::array();
   for (const CaseRecord& c : cases) j["cases"].push_back(case_json(c));
+  if (kill_matrix) j["kill_matrix"] = *kill_matrix;
   const Summary s = summary();
   j["summary"] = {{"planned", s.planned},
                   {"cases", s.cases},
@@ -346,6 +370,14 @@ std::optional<ReplayTarget> load_replay_target(const std::string& path,
   }
   const Json& c = cases[*index];
   const std::string ptr = fmt::format("/cases/{}", *index);
+  if (c.contains("model")) {
+    errors.push_back({path, ptr,
+                      fmt::format("case {} is a Relacy model run, not a scenario; Relacy runs "
+                                  "are deterministic, re-run it with: {}",
+                                  c.at("id").get<std::string>(),
+                                  c.at("model").at("command").get<std::string>())});
+    return std::nullopt;
+  }
   const std::string scenario = c.at("scenario").get<std::string>();
   const Json& scenarios = doc->at("scenarios");
   if (!scenarios.contains(scenario)) {

@@ -3,7 +3,7 @@
 // One document per run (tool/report_schema.json, draft 7, is its contract; tests
 // validate produced reports against it):
 //   schema_version  kReportSchemaVersion; bumped on any incompatible change
-//   command         run | check | replay | compare
+//   command         run | check | replay | compare | model | mutants
 //   environment     compiler, build type, flags, sanitizer, CPUs, kernel, timer
 //                   slack, git revision, tlab version (Environment::detect)
 //   scenarios       name -> {source, document}: the scenario as run, so `tlab
@@ -13,6 +13,7 @@
 //                   {name: histogram summary}, sanitizer_reports, duration_s
 //   summary         counts per verdict, mutant pairs caught and survived
 //   interrupted     true when Ctrl-C cut the run short (cases holds what ran)
+//   kill_matrix     optional: which layer catches which mutant (kill_matrix.h)
 //
 // Files are written atomically (write_file_atomic): readers see the old file or
 // the whole new one, never a torn one, also when tlab is killed mid-write.
@@ -54,7 +55,24 @@ struct Environment {
   nlohmann::ordered_json to_json() const;
 };
 
+// ModelRunRecord: the Relacy side of a `tlab model` case (model_runs.h).
+struct ModelRunRecord {
+  std::string model;
+  std::string test;
+  std::string scheduler;  // random | bound | full
+  std::optional<unsigned> context_bound;
+  std::uint64_t iterations = 0;  // run, the failing one included
+  std::optional<std::uint64_t> failing_iteration;
+  double iterations_per_second = 0;  // per CPU second
+  double cpu_seconds = 0;
+  std::string result;  // Relacy's: "no error", "USER ASSERT FAILED", "DEADLOCK", ...
+  std::optional<std::string> history;  // the execution history file of a failure
+  std::string command;                 // the command line that reproduces the run
+};
+
 // CaseRecord: what the report keeps of one case: its spec, flattened, and result.
+// Scenario cases come from a CaseSpec; model cases (model != nullopt) from
+// model_runs.h, which also sets scenario/strategy/operations (see there).
 struct CaseRecord {
   std::string id;
   std::string scenario;
@@ -65,10 +83,12 @@ struct CaseRecord {
   double budget_s = 0;
   bool expect_fail = false;
   CaseResult result;
+  std::optional<ModelRunRecord> model;
 
   static CaseRecord from(const CaseSpec& spec, CaseResult result);
   // CaseRecord::caught: for expect_fail cases, whether the mutant was detected
-  // (verdict fail, or timeout: the watchdog saw the hang).
+  // (verdict fail; for a scenario case also timeout: the watchdog saw the hang;
+  // for a model case a timeout is a search that ran out of time and found nothing).
   bool caught() const;
 };
 
@@ -94,10 +114,12 @@ struct Report {
   std::vector<CaseRecord> cases;
   std::size_t planned = 0;
   bool interrupted = false;
+  // `tlab mutants` and `tlab check --models`: KillMatrix::to_json() (kill_matrix.h).
+  std::optional<nlohmann::ordered_json> kill_matrix;
 
   Summary summary() const;
-  // Report::exit_code: 130 interrupted; 3 an error or a timeout outside a mutant
-  // case; 1 a failed case or a surviving mutant; else 0.
+  // Report::exit_code: 130 interrupted; 3 an error, or a timeout outside a scenario
+  // mutant case; 1 a failed case or a surviving mutant; else 0.
   int exit_code() const;
   nlohmann::ordered_json to_json() const;
 };

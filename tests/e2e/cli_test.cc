@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/cli_run.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/queue/strategy.h"
@@ -22,37 +23,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using Result = tlab::testing::CliResult;
+using tlab::testing::slurp;
 
 // tlab: runs the binary with `args` from the fixture directory.
 Result tlab(const std::vector<std::string>& args) {
   static const fs::path dir =
       fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::string cmd = "cd " + quote(TLAB_E2E_DIR) + " && " + quote(TLAB_BIN);
-  for (const std::string& a : args) cmd += " " + quote(a);
-  cmd +=
-      " >" + quote((dir / "out").string()) + " 2>" + quote((dir / "err").string()) + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  Result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-  return r;
+  return tlab::testing::run_tlab(TLAB_BIN, args, dir, TLAB_E2E_DIR);
 }
 
 // `tlab --version` prints the version and exits 0; so does `tlab run --version`.

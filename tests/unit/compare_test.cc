@@ -88,8 +88,9 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
   // 6 subjects x (4 cost workloads x 1 size + lateness + cancel_to_resume).
   EXPECT_EQ(results.size(), 6u * 6u);
   for (const Json& row : results) {
-    if (row.at("workload") == "insert_cancel")
+    if (row.at("workload") == "insert_cancel") {
       EXPECT_GT(row.at("bytes_per_timer").get<double>(), 0);
+    }
     EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
   }
   const std::string page = slurp(html);

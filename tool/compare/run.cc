@@ -65,7 +65,11 @@ CompareResults run_compare(const CompareOptions& o,
         for (std::size_t pending : o.pending) {
           if (interrupted()) break;
           say(fmt::format("{} {} pending={}", subject->name(), name_of(w), pending));
-          ResultRow row{w, subject->name(), subject->is_peer(), pending};
+          ResultRow row;
+          row.workload = w;
+          row.subject = subject->name();
+          row.peer = subject->is_peer();
+          row.pending = pending;
           row.cost = subject->cost(w, pending, o.cell);
           const bool mt = w == Workload::kMtScheduleCancel;
           row.baseline = mt ? "cas_contended" : "cas_uncontended";
@@ -75,7 +79,10 @@ CompareResults run_compare(const CompareOptions& o,
         }
       } else {
         say(fmt::format("{} {}", subject->name(), name_of(w)));
-        ResultRow row{w, subject->name(), subject->is_peer(), 0};
+        ResultRow row;
+        row.workload = w;
+        row.subject = subject->name();
+        row.peer = subject->is_peer();
         if (w == Workload::kLateness) {
           row.latency = subject->lateness(o.cell);
           row.baseline = "clock_nanosleep";

@@ -44,7 +44,7 @@ struct CompareOptions {
 };
 
 struct ResultRow {
-  Workload workload;
+  Workload workload = Workload::kInsertCancel;
   std::string subject;
   bool peer = false;
   std::size_t pending = 0;  // cost workloads only

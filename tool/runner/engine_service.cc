@@ -132,9 +132,9 @@ class ServiceCase {
     std::string who;
   };
   struct ActorRun {
-    const Actor* spec;
-    ActorState* st;
-    std::size_t index;
+    const Actor* spec = nullptr;
+    ActorState* st = nullptr;
+    std::size_t index = 0;
     std::size_t slot = 0;           // waiters
     std::vector<Win> wins;          // cancellers; read after join
     std::int64_t next_virtual = 0;  // virtual mode: when the next operation is due
@@ -153,7 +153,10 @@ class ServiceCase {
       if (a.role == Role::kTimerThread) continue;
       for (int i = 0; i < a.count; ++i, ++index) {
         const int n = per_role[static_cast<std::size_t>(a.role)]++;
-        ActorRun r{&a, &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n)), index};
+        ActorRun r;
+        r.spec = &a;
+        r.st = &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n));
+        r.index = index;
         if (a.role == Role::kWaiter) {
           r.slot = slots_.size();
           slots_.emplace_back().st = r.st;
