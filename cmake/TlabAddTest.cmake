@@ -7,6 +7,8 @@
 #   model     Relacy models over the shipped core code
 #   tsan      multi-threaded tests; scripts/test also runs these under the tsan preset
 #   scenario  shipped scenario files run through tlab
+#   e2e       the real tlab binary (or the CLI in-process) end to end: exit codes,
+#             reports against their schema, tlab model / tlab mutants
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.

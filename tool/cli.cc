@@ -355,6 +355,7 @@ int Cli::cmd_run(const std::string& command) {
   st.state = LayerStatus::State::kRan;
   st.source = "tlab check: the scenarios given";
   st.checks = report.summary().mutant_pairs;
+  for (const CaseRecord& c : report.cases) st.seconds += c.result.duration_s;
   add_scenario_cases(matrix, report.cases, scenarios);
   run_other_layers(matrix, scenarios, report, /*clean_models=*/true);
   const int code = finish(report, /*table=*/true);
