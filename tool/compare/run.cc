@@ -89,12 +89,18 @@ CompareResults run_compare(const CompareOptions& o,
           row.ratio = safe_ratio(static_cast<double>(row.latency.percentile(99)),
                                  static_cast<double>(r.nanosleep_run().percentile(99)));
         } else {
-          // The cv baseline is re-measured right before each subject: a wake
-          // latency swings with the machine's load (2-4x over a minute on a shared
-          // 2-core box), so a ratio against one measurement at the start of the
-          // run would mostly measure when the subject happened to run.
-          const Histogram adjacent = cv_wake_latency(o.cell.samples);
-          row.latency = subject->cancel_to_resume(o.cell);
+          // The cv baseline is measured interleaved with the subject, in rounds:
+          // a wake latency swings with the machine's load (2-4x within a minute
+          // on a shared 2-core box), so a ratio against one measurement at the
+          // start of the run would mostly measure when the subject happened to run.
+          constexpr std::size_t kRounds = 10;
+          CellSettings round = o.cell;
+          round.samples = std::max<std::size_t>(1, o.cell.samples / kRounds);
+          Histogram adjacent;
+          for (std::size_t i = 0; i < kRounds && !interrupted(); ++i) {
+            adjacent.merge(cv_wake_latency(round.samples));
+            row.latency.merge(subject->cancel_to_resume(round));
+          }
           row.baseline = "cv_wake";
           row.baseline_value_ns = static_cast<double>(adjacent.percentile(50));
           row.ratio =
@@ -173,7 +179,9 @@ std::string compare_results_table(const CompareOptions& o, const CompareResults&
   out += fmt::format("; cv wake p50/p99 {}/{} us; CAS {} ns uncontended, {} ns contended\n",
                      us(r.cv_wake.percentile(50)), us(r.cv_wake.percentile(99)),
                      num(r.cas_uncontended_ns), num(r.cas_contended_ns));
-  out += "cancel_to_resume ratios divide by a cv wake p50 measured right before each subject\n";
+  out +=
+      "cancel_to_resume ratios divide by a cv wake p50 measured in rounds interleaved with "
+      "each subject\n";
   out += fmt::format(
       "NS/OP is CPU time per operation; {} ms of CPU per cell; {} samples; {:.1f} s wall\n",
       o.cell.cell_ns / 1'000'000, o.cell.samples, r.wall_s);

@@ -51,8 +51,8 @@ struct ResultRow {
   CostResult cost;          // cost workloads
   Histogram latency;        // lateness / cancel_to_resume
   std::string baseline;
-  // cancel_to_resume: the cv_wake p50 measured right before this row (its ratio's
-  // denominator); -1 when the ratio uses the run's baselines.
+  // cancel_to_resume: the cv_wake p50 measured interleaved with this row's
+  // subject (its ratio's denominator); -1 when the ratio uses the run's baselines.
   double baseline_value_ns = -1;
   double ratio = 0;
 };
