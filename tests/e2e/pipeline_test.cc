@@ -14,6 +14,7 @@
 #include "embedded.h"
 #include "interrupt.h"
 #include "json_input.h"
+#include "support/cli_run.h"
 #include "support/fake_runner.h"
 
 namespace tlab::tool {
@@ -21,11 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
+using CliRun = testing::CliResult;
+using testing::slurp;
 
 class PipelineTest : public ::testing::Test {
  protected:
@@ -60,13 +58,6 @@ class PipelineTest : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   static std::string good() { return std::string(TLAB_E2E_DIR) + "/good/racing_minimal.json"; }
-
-  static std::string slurp(const std::string& p) {
-    std::ifstream in(p);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
 
   static void expect_valid_report(const std::string& text) {
     InputErrors errors;

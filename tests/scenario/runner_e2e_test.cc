@@ -15,6 +15,7 @@
 
 #include "embedded.h"
 #include "json_input.h"
+#include "support/cli_run.h"
 
 namespace tlab::tool {
 namespace {
@@ -26,12 +27,7 @@ struct CliRun {
   std::string out;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::slurp;
 
 class RunnerE2e : public ::testing::Test {
  protected:

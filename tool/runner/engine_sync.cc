@@ -91,6 +91,30 @@ void early_check(CaseContext& ctx, const ActorState& st, std::int64_t back, std:
   }
 }
 
+// timed_acquire: one timed acquisition by actor r (TimedMutex::lock_for,
+// Pool::checkout_for). Samples r's timeout, shows the watchdog r parked with that
+// deadline while acquire(timeout) runs, counts the operation and, on a timeout (a
+// falsy result), counts it, records the fire lateness and checks it did not give up
+// early. Returns acquire's result and the instant it returned.
+template <class F>
+auto timed_acquire(CaseContext& ctx, ActorRef& r, std::mt19937_64& rng, ActorLog& log,
+                   std::atomic<std::uint64_t>& timeouts, const char* what, F&& acquire) {
+  const std::int64_t d_us = r.a->timeout_us->sample(rng);
+  const std::int64_t deadline = steady_ns() + d_us * 1000;
+  r.st->deadline_ns.store(deadline, std::memory_order::relaxed);
+  r.st->set(Phase::kParked);
+  auto result = acquire(Duration::microseconds(d_us));
+  const std::int64_t back = steady_ns();
+  r.st->deadline_ns.store(0, std::memory_order::relaxed);
+  r.st->ops.fetch_add(1, std::memory_order::relaxed);
+  if (!result) {
+    timeouts.fetch_add(1, std::memory_order::relaxed);
+    log.sample(Latency::kFireLateness, back - deadline);
+    early_check(ctx, *r.st, back, deadline, what);
+  }
+  return std::pair{std::move(result), back};
+}
+
 template <unsigned Bits>
 void waiter_counters(CaseContext& ctx, const ActorState& st, const Waiter<P, Bits>& w) {
   const auto c = w.counters();
@@ -116,20 +140,10 @@ void mutex_case(CaseContext& ctx) {
   run_threads(ctx, actors, [&](ActorRef& r, std::mt19937_64& rng, ActorLog& log) {
     Waiter<P, Bits>& self = waiters[r.index];
     while (ctx.take_op(r.quota)) {
-      const std::int64_t d_us = r.a->timeout_us->sample(rng);
-      const std::int64_t t0 = steady_ns();
-      r.st->deadline_ns.store(t0 + d_us * 1000, std::memory_order::relaxed);
-      r.st->set(Phase::kParked);
-      const bool ok = mu.lock_for(service, Duration::microseconds(d_us), self);
-      const std::int64_t back = steady_ns();
-      r.st->deadline_ns.store(0, std::memory_order::relaxed);
-      r.st->ops.fetch_add(1, std::memory_order::relaxed);
-      if (!ok) {
-        timeouts.fetch_add(1, std::memory_order::relaxed);
-        log.sample(Latency::kFireLateness, back - (t0 + d_us * 1000));
-        early_check(ctx, *r.st, back, t0 + d_us * 1000, "lock_for");
-        continue;
-      }
+      const auto [ok, back] =
+          timed_acquire(ctx, r, rng, log, timeouts, "lock_for",
+                        [&](Duration d) { return mu.lock_for(service, d, self); });
+      if (!ok) continue;
       acquired.fetch_add(1, std::memory_order::relaxed);
       const int before = holders.fetch_add(1, std::memory_order::acq_rel);  // pairs with fetch_sub
       if (before != 0) {
@@ -269,20 +283,10 @@ void pool_case(CaseContext& ctx) {
   run_threads(ctx, actors, [&](ActorRef& r, std::mt19937_64& rng, ActorLog& log) {
     Waiter<P, Bits>& self = waiters[r.index];
     while (ctx.take_op(r.quota)) {
-      const std::int64_t d_us = r.a->timeout_us->sample(rng);
-      const std::int64_t t0 = steady_ns();
-      r.st->deadline_ns.store(t0 + d_us * 1000, std::memory_order::relaxed);
-      r.st->set(Phase::kParked);
-      auto lease = pool.checkout_for(service, Duration::microseconds(d_us), self);
-      const std::int64_t back = steady_ns();
-      r.st->deadline_ns.store(0, std::memory_order::relaxed);
-      r.st->ops.fetch_add(1, std::memory_order::relaxed);
-      if (!lease) {
-        timeouts.fetch_add(1, std::memory_order::relaxed);
-        log.sample(Latency::kFireLateness, back - (t0 + d_us * 1000));
-        early_check(ctx, *r.st, back, t0 + d_us * 1000, "checkout_for");
-        continue;
-      }
+      auto [lease, back] =
+          timed_acquire(ctx, r, rng, log, timeouts, "checkout_for",
+                        [&](Duration d) { return pool.checkout_for(service, d, self); });
+      if (!lease) continue;
       leases.fetch_add(1, std::memory_order::relaxed);
       const int obj = **lease;
       const int before =
@@ -326,8 +330,7 @@ void on_strategy(CaseContext& ctx, F&& f) {
 
 void run_mutex_engine(CaseContext& ctx) {
   on_strategy(ctx, [&]<class Q>() {
-    with_token_bits(ctx.scenario().engine.token_bits,
-                    [&]<unsigned B>() { mutex_case<Q, B>(ctx); });
+    with_token_bits(ctx.scenario().engine.token_bits, [&]<unsigned B>() { mutex_case<Q, B>(ctx); });
   });
 }
 
@@ -337,8 +340,7 @@ void run_wait_group_engine(CaseContext& ctx) {
 
 void run_pool_engine(CaseContext& ctx) {
   on_strategy(ctx, [&]<class Q>() {
-    with_token_bits(ctx.scenario().engine.token_bits,
-                    [&]<unsigned B>() { pool_case<Q, B>(ctx); });
+    with_token_bits(ctx.scenario().engine.token_bits, [&]<unsigned B>() { pool_case<Q, B>(ctx); });
   });
 }
 
