@@ -5,8 +5,8 @@
 
 #include <iostream>
 
-#include "cli.h"
-#include "interrupt.h"
+#include "cli/cli.h"
+#include "base/interrupt.h"
 #include "runner/stress_runner.h"
 
 int main(int argc, char** argv) {

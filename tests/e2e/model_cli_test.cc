@@ -1,9 +1,9 @@
-// End-to-end tests of `tlab model` and `tlab mutants` (tool/model_runs.h,
-// tool/kill_matrix.h): the real tlab binary drives the real model binaries, the
+// End-to-end tests of `tlab model` and `tlab mutants` (tool/layers/model_runs.h,
+// tool/layers/kill_matrix.h): the real tlab binary drives the real model binaries, the
 // real property-test binary, and fake model binaries (shell scripts written by the
 // tests) that misbehave on purpose, to show that a surviving mutant, a crashing
 // model, a search that runs out of time and bad input each get the right verdict
-// and exit code. Every report is validated against tool/report_schema.json.
+// and exit code. Every report is validated against tool/report/report_schema.json.
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "embedded.h"
-#include "json_input.h"
+#include "base/embedded.h"
+#include "base/json_input.h"
 #include "support/cli_run.h"
 #include "tlab/platform/mutant.h"
 

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli.h"
-#include "embedded.h"
-#include "interrupt.h"
-#include "json_input.h"
+#include "cli/cli.h"
+#include "base/embedded.h"
+#include "base/interrupt.h"
+#include "base/json_input.h"
 #include "support/cli_run.h"
 #include "support/fake_runner.h"
 

@@ -304,7 +304,7 @@ TYPED_TEST(QueuePropertyTest, MatchesReferenceModel) {
 
 // Runs the machine on Q (compiled with mutant M) and expects a counterexample.
 // The recorded property names the mutant in --gtest_output, which is how
-// `tlab mutants` (tool/kill_matrix.h, layer property) maps this test to it; the
+// `tlab mutants` (tool/layers/kill_matrix.h, layer property) maps this test to it; the
 // test suites' names contain "Mutant", its --gtest_filter.
 template <class Q>
 void expect_counterexample(Mutant m) {

@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "embedded.h"
-#include "json_input.h"
+#include "base/embedded.h"
+#include "base/json_input.h"
 #include "support/cli_run.h"
 
 namespace tlab::tool {
@@ -66,7 +66,7 @@ class RunnerE2e : public ::testing::Test {
   fs::path dir_;
 };
 
-// A passing real run writes a report that validates against tool/report_schema.json,
+// A passing real run writes a report that validates against tool/report/report_schema.json,
 // with counters and latency from the runner, and a JUnit file expat parses.
 TEST_F(RunnerE2e, ReportValidatesAndJunitParses) {
   const CliRun r = tlab("run " + scenario("racing_cancellers") + " --strategy all --report " +

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "interrupt.h"
-#include "runner.h"
+#include "base/interrupt.h"
+#include "runner/runner.h"
 
 namespace tlab::test {
 

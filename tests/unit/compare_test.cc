@@ -1,4 +1,4 @@
-// Tests of `tlab compare` (tool/compare.h, tool/compare/): option validation, a
+// Tests of `tlab compare` (tool/commands/compare.h, tool/compare/): option validation, a
 // tiny end-to-end measurement whose report validates against the schema and whose
 // HTML carries SVG charts, and the allocation counter on known patterns.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "compare/alloc_counter.h"
-#include "embedded.h"
-#include "json_input.h"
+#include "base/embedded.h"
+#include "base/json_input.h"
 
 namespace tlab::tool {
 namespace {

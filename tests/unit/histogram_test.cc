@@ -1,5 +1,5 @@
-// Tests for tool/histogram.h: geometry, the 1% error bound, merge and JSON.
-#include "histogram.h"
+// Tests for tool/base/histogram.h: geometry, the 1% error bound, merge and JSON.
+#include "base/histogram.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Tests for tool/report.h, junit.h, console.h and plan.h: the report document and
+// Tests for tool/report/report.h, junit.h, console.h and plan.h: the report document and
 // its schema, exit codes, atomic writes, JUnit text, the table, planning and
 // interruption, all with a scripted runner (tests/support/fake_runner.h).
-#include "report.h"
+#include "report/report.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,11 +11,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "console.h"
-#include "embedded.h"
-#include "interrupt.h"
-#include "junit.h"
-#include "plan.h"
+#include "report/console.h"
+#include "base/embedded.h"
+#include "base/interrupt.h"
+#include "report/junit.h"
+#include "plan/plan.h"
 #include "strategy_catalogue.h"
 #include "support/fake_runner.h"
 
@@ -60,7 +60,7 @@ std::string read(const fs::path& p) {
 }
 
 // A report with every verdict, violations, counters and histograms validates
-// against tool/report_schema.json.
+// against tool/report/report_schema.json.
 TEST(ReportTest, ReportValidatesAgainstItsSchema) {
   std::vector<Scenario> scenarios{make_scenario("alpha", {Mutant::kTokenFlagOnly})};
   test::FakeRunner runner;

@@ -1,6 +1,6 @@
-// Tests for tool/scenario.h and tool/json_input.h: loading, the three passes and
+// Tests for tool/scenario/scenario.h and tool/base/json_input.h: loading, the three passes and
 // the `file: /json/pointer: message` shape of every complaint.
-#include "scenario.h"
+#include "scenario/scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "embedded.h"
-#include "json_input.h"
+#include "base/embedded.h"
+#include "base/json_input.h"
 #include "strategy_catalogue.h"
 
 namespace tlab::tool {

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "junit.h"
+#include "report/junit.h"
 
 namespace tlab::tool::compare {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "compare/run.h"
-#include "report.h"
+#include "report/report.h"
 
 namespace tlab::tool::compare {
 

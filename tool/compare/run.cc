@@ -7,7 +7,7 @@
 
 #include "compare/baselines.h"
 #include "compare/subjects.h"
-#include "interrupt.h"
+#include "base/interrupt.h"
 
 namespace tlab::tool::compare {
 namespace {

@@ -15,7 +15,7 @@
 //   | cancel_to_resume                     | cv_wake          | p50 / p50           |
 //
 // Outputs: compare_results_table (stdout), compare_results_json (the report's
-// "compare" section, tool/report_schema.json) and compare_results_html (html.h).
+// "compare" section, tool/report/report_schema.json) and compare_results_html (html.h).
 //
 // Cost: dominated by the cells: (strategies + peers) x cost workloads x sizes x
 // (build of `pending` timers + cell_ms of CPU), plus samples x 200 us per lateness

@@ -47,7 +47,7 @@
 #include <vector>
 
 #include "compare/alloc_counter.h"
-#include "histogram.h"
+#include "base/histogram.h"
 #include "tlab/clock.h"
 
 namespace tlab::tool::compare {

@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "runner.h"
-#include "scenario.h"
+#include "runner/runner.h"
+#include "scenario/scenario.h"
 
 namespace tlab::tool::runner {
 

@@ -20,7 +20,7 @@
 
 #include <fmt/format.h>
 
-#include "interrupt.h"
+#include "base/interrupt.h"
 #include "runner/case_context.h"
 #include "runner/engines.h"
 #include "tlab/platform/stress_control.h"

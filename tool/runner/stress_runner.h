@@ -39,7 +39,7 @@
 
 #include <memory>
 
-#include "runner.h"
+#include "runner/runner.h"
 
 namespace tlab::tool {
 

@@ -1,0 +1,394 @@
+// tlab/tool/base/json_input.cc: see json_input.h.
+#include "base/json_input.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <valijson/adapters/nlohmann_json_adapter.hpp>
+#include <valijson/schema.hpp>
+#include <valijson/schema_parser.hpp>
+#include <valijson/validation_results.hpp>
+#include <valijson/validator.hpp>
+
+namespace tlab::tool {
+
+std::string InputError::str() const { return fmt::format("{}: {}: {}", file, pointer, message); }
+
+std::string escape_pointer_token(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string append_pointer(std::string_view base, std::string_view token) {
+  std::string out(base == "/" ? std::string_view{} : base);
+  out += '/';
+  out += escape_pointer_token(token);
+  return out;
+}
+
+bool read_text_file(const std::string& path, std::string& out, InputErrors& errors) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    errors.push_back({path, "/", "cannot read file: no such file"});
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    errors.push_back({path, "/", "cannot read file: is a directory"});
+    return false;
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
+    errors.push_back(
+        {path, "/",
+         fmt::format("file is {} bytes; the limit is {} bytes", st.st_size, kMaxFileBytes)});
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    errors.push_back({path, "/", "cannot read file: permission denied or unreadable"});
+    return false;
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  out = buffer.str();
+  if (out.size() > kMaxFileBytes) {  // the file grew, or it is not a regular file
+    errors.push_back({path, "/", fmt::format("file is larger than {} bytes", kMaxFileBytes)});
+    return false;
+  }
+  return true;
+}
+
+std::string_view type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object:
+      return "object";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    case Json::value_t::null:
+      return "null";
+    default:
+      return "binary";
+  }
+}
+
+namespace {
+
+// TrackingSax: nlohmann's DOM builder plus a stack of frames that knows the JSON
+// pointer of the value being parsed at every moment. Single-use, one thread.
+class TrackingSax {
+ public:
+  using Dom = nlohmann::detail::json_sax_dom_parser<Json>;
+
+  TrackingSax(Json& root, std::string_view text, const std::string& file, InputErrors& errors)
+      : dom_(root, /*allow_exceptions=*/false), text_(text), file_(file), errors_(errors) {}
+
+  bool null() { return scalar(dom_.null()); }
+  bool boolean(bool v) { return scalar(dom_.boolean(v)); }
+  bool number_integer(Json::number_integer_t v) { return scalar(dom_.number_integer(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return fail(pointer(), fmt::format("number {} is out of range (limit {})", v,
+                                         std::numeric_limits<std::int64_t>::max()));
+    }
+    return scalar(dom_.number_unsigned(v));
+  }
+  bool number_float(Json::number_float_t v, const std::string& s) {
+    // 2^63: the first double beyond int64. Every numeric field has a far lower cap,
+    // so anything this large is a typo or an attack, never a value to round.
+    if (std::fabs(v) >= 9223372036854775808.0) {
+      return fail(pointer(), fmt::format("number {} is out of range (limit {})", s,
+                                         std::numeric_limits<std::int64_t>::max()));
+    }
+    return scalar(dom_.number_float(v, s));
+  }
+  bool string(std::string& v) { return scalar(dom_.string(v)); }
+  bool binary(Json::binary_t& v) { return scalar(dom_.binary(v)); }
+
+  bool start_object(std::size_t n) {
+    if (frames_.size() >= kMaxDepth) return fail(pointer(), too_deep());
+    frames_.push_back(Frame{false, 0, {}, {}});
+    return dom_.start_object(n);
+  }
+  bool key(std::string& k) {
+    Frame& f = frames_.back();
+    f.key = k;
+    if (!f.seen.insert(k).second) return fail(pointer(), "duplicate key");
+    return dom_.key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return scalar(dom_.end_object());
+  }
+  bool start_array(std::size_t n) {
+    if (frames_.size() >= kMaxDepth) return fail(pointer(), too_deep());
+    frames_.push_back(Frame{true, 0, {}, {}});
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return scalar(dom_.end_array());
+  }
+
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) {
+    if (failed_) return false;
+    std::string what = ex.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its own text.
+    if (auto close = what.find("] "); what.rfind("[json.exception", 0) == 0 && close != what.npos) {
+      what.erase(0, close + 2);
+    }
+    // And its "parse error at line 3, column 29: " lead: we print our own position.
+    if (what.rfind("parse error at line", 0) == 0) {
+      if (auto colon = what.find(": "); colon != what.npos) what.erase(0, colon + 2);
+    }
+    auto [line, column] = line_column(position);
+    const bool overflow = ex.id == 406;
+    std::string message =
+        overflow ? fmt::format("number out of range ({}; line {}, column {})", what, line, column)
+                 : fmt::format("not JSON (line {}, column {}): {}", line, column, what);
+    return fail(pointer(), std::move(message));
+  }
+
+  bool failed() const { return failed_; }
+
+ private:
+  struct Frame {
+    bool is_array;
+    std::size_t index;  // arrays: index of the element being parsed
+    std::string key;    // objects: the key whose value is being parsed
+    std::set<std::string> seen;
+  };
+
+  bool scalar(bool ok) {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+    return ok;
+  }
+
+  std::string pointer() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.is_array) {
+        out += '/';
+        out += std::to_string(f.index);
+      } else if (!f.seen.empty()) {
+        out += '/';
+        out += escape_pointer_token(f.key);
+      }
+    }
+    return out.empty() ? "/" : out;
+  }
+
+  std::pair<std::size_t, std::size_t> line_column(std::size_t position) const {
+    position = std::min(position, text_.size());
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t i = 0; i < position; ++i) {
+      if (text_[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    return {line, column > 1 ? column - 1 : 1};
+  }
+
+  static std::string too_deep() { return fmt::format("nested deeper than {} levels", kMaxDepth); }
+
+  bool fail(std::string ptr, std::string message) {
+    if (!failed_) errors_.push_back({file_, std::move(ptr), std::move(message)});
+    failed_ = true;
+    return false;
+  }
+
+  Dom dom_;
+  std::string_view text_;
+  const std::string& file_;
+  InputErrors& errors_;
+  std::vector<Frame> frames_;
+  bool failed_ = false;
+};
+
+// context_to_pointer: valijson's context ["<root>", "[engine]", "[0]"] -> "/engine/0".
+std::string context_to_pointer(const std::vector<std::string>& context) {
+  std::string out;
+  for (const std::string& part : context) {
+    if (part == "<root>") continue;
+    std::string_view token = part;
+    if (token.size() >= 2 && token.front() == '[' && token.back() == ']') {
+      token = token.substr(1, token.size() - 2);
+    }
+    out = append_pointer(out.empty() ? "/" : out, token);
+  }
+  return out.empty() ? "/" : out;
+}
+
+// quoted_name: the text between the last pair of single quotes in `s`, if any
+// (valijson quotes the constraint names first and the property name last).
+std::optional<std::string> quoted_name(const std::string& s) {
+  auto close = s.rfind('\'');
+  if (close == s.npos || close == 0) return std::nullopt;
+  auto open = s.rfind('\'', close - 1);
+  if (open == s.npos) return std::nullopt;
+  return s.substr(open + 1, close - open - 1);
+}
+
+// bound_message: valijson's "Expected number less than or equal to 600.000000" as
+// "must be <= 600"; nullopt for other messages.
+std::optional<std::string> bound_message(const std::string& s) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kForms{{
+      {"Expected number less than or equal to ", "<="},
+      {"Expected number greater than or equal to ", ">="},
+      {"Expected number less than ", "<"},
+      {"Expected number greater than ", ">"},
+  }};
+  for (const auto& [prefix, op] : kForms) {
+    if (s.rfind(prefix, 0) != 0) continue;
+    std::string number = s.substr(prefix.size());
+    if (number.find('.') != number.npos) {
+      while (!number.empty() && number.back() == '0') number.pop_back();
+      if (!number.empty() && number.back() == '.') number.pop_back();
+    }
+    return fmt::format("must be {} {}", op, number);
+  }
+  return std::nullopt;
+}
+
+const Json* resolve(const Json& doc, const std::string& pointer) {
+  if (pointer == "/") return &doc;
+  try {
+    const Json& v = doc.at(Json::json_pointer(pointer));
+    return &v;
+  } catch (const Json::exception&) {
+    return nullptr;
+  }
+}
+
+bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+std::optional<Json> parse_json_text(std::string_view text, const std::string& file,
+                                    InputErrors& errors) {
+  if (text.find_first_not_of(" \t\r\n") == text.npos) {
+    errors.push_back({file, "/", "empty file: expected a JSON object"});
+    return std::nullopt;
+  }
+  Json root;
+  TrackingSax sax(root, text, file, errors);
+  const bool ok = Json::sax_parse(text, &sax, nlohmann::detail::input_format_t::json,
+                                  /*strict=*/true, /*ignore_comments=*/false);
+  if (!ok || sax.failed()) {
+    if (!sax.failed()) errors.push_back({file, "/", "not JSON"});
+    return std::nullopt;
+  }
+  return root;
+}
+
+struct SchemaValidator::Impl {
+  valijson::Schema schema;
+};
+
+SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make_unique<Impl>()) {
+  const Json schema_doc = Json::parse(schema_text);
+  valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
+  valijson::adapters::NlohmannJsonAdapter adapter(schema_doc);
+  parser.populateSchema(adapter, impl_->schema);
+}
+
+SchemaValidator::~SchemaValidator() = default;
+
+bool SchemaValidator::validate(const Json& doc, const std::string& file,
+                               InputErrors& errors) const {
+  valijson::Validator validator(valijson::Validator::kStrongTypes);
+  valijson::adapters::NlohmannJsonAdapter target(doc);
+  valijson::ValidationResults results;
+  if (validator.validate(impl_->schema, target, &results)) return true;
+
+  std::vector<InputError> found;
+  for (const auto& e : results) {
+    std::string ptr = context_to_pointer(e.context);
+    std::string message = e.description;
+    if (starts_with(message, "Failed to validate against schema associated with property") ||
+        starts_with(message, "Failed to validate item #") ||
+        starts_with(message, "Failed to validate against additional properties")) {
+      continue;  // a wrapper: the error inside it is reported at its own pointer
+    }
+    if (starts_with(message, "Object contains a property that could not be validated")) {
+      if (auto name = quoted_name(message)) {
+        ptr = append_pointer(ptr, *name);
+        message = "unknown key (not allowed here; see the schema for the valid keys)";
+      }
+    } else if (starts_with(message, "Missing required property")) {
+      if (auto name = quoted_name(message)) {
+        ptr = append_pointer(ptr, *name);
+        message = "required property is missing";
+      }
+    } else if (starts_with(message, "Value type not permitted")) {
+      if (const Json* v = resolve(doc, ptr)) {
+        message = fmt::format("wrong type: {} is not allowed here", type_name(*v));
+      }
+    } else if (starts_with(message, "Failed to match against any enum values")) {
+      if (const Json* v = resolve(doc, ptr)) {
+        message = fmt::format("value {} is not one of the allowed values", v->dump());
+      }
+    } else if (starts_with(message, "Expected number") ||
+               starts_with(message, "Failed to match regex")) {
+      if (auto bound = bound_message(message)) message = *bound;
+      if (const Json* v = resolve(doc, ptr)) {
+        message = fmt::format("{} ({} given)", message, v->dump());
+      }
+    }
+    found.push_back({file, std::move(ptr), std::move(message)});
+  }
+  // Keep only the innermost errors: a pointer that prefixes another error's pointer
+  // belongs to a wrapper (for example "Object should have no fewer than..." is kept,
+  // since nothing deeper explains it).
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    bool shadowed = false;
+    for (std::size_t j = 0; j < found.size() && !shadowed; ++j) {
+      if (i == j) continue;
+      const std::string& a = found[i].pointer;
+      const std::string& b = found[j].pointer;
+      shadowed = b.size() > a.size() && starts_with(b, a == "/" ? "/" : a + "/");
+    }
+    if (!shadowed && std::none_of(errors.begin(), errors.end(), [&](const InputError& e) {
+          return e.file == found[i].file && e.pointer == found[i].pointer &&
+                 e.message == found[i].message;
+        })) {
+      errors.push_back(found[i]);
+    }
+  }
+  if (found.empty()) errors.push_back({file, "/", "does not match the schema"});
+  return false;
+}
+
+}  // namespace tlab::tool

@@ -1,0 +1,277 @@
+// tlab/tool/commands/compare.cc: see compare.h.
+#include "commands/compare.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "compare/html.h"
+#include "compare/run.h"
+#include "report/console.h"
+#include "report/junit.h"
+#include "plan/plan.h"
+#include "scenario/scenario.h"
+#include "strategy_catalogue.h"
+
+namespace tlab::tool {
+
+namespace {
+
+using Cells = std::array<std::string, 9>;
+
+std::vector<Cells> compare_rows(const Report& report) {
+  std::vector<Cells> rows;
+  rows.push_back({"STRATEGY", "VERDICT", "HISTOGRAM", "COUNT", "P50_US", "P90_US", "P99_US",
+                  "P999_US", "MAX_US"});
+  auto us = [](std::int64_t ns) { return fmt::format("{:.1f}", static_cast<double>(ns) / 1000.0); };
+  for (const CaseRecord& c : report.cases) {
+    const std::string verdict(name_of(c.result.verdict));
+    if (c.result.latency.empty()) {
+      rows.push_back({c.strategy, verdict, "-", "0", "-", "-", "-", "-", "-"});
+    }
+    for (const auto& [name, h] : c.result.latency) {
+      rows.push_back({c.strategy, verdict, name, std::to_string(h.count()), us(h.percentile(50)),
+                      us(h.percentile(90)), us(h.percentile(99)), us(h.percentile(99.9)),
+                      us(h.max())});
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::string compare_table(const Report& report) {
+  const auto rows = compare_rows(report);
+  std::array<std::size_t, 9> width{};
+  for (const Cells& r : rows) {
+    for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const Cells& r : rows) {
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      // Text left-aligned, numbers (from COUNT on) right-aligned.
+      out += i < 3 ? fmt::format("{:<{}}", r[i], width[i]) : fmt::format("{:>{}}", r[i], width[i]);
+      out += i + 1 == width.size() ? "\n" : "  ";
+    }
+  }
+  return out;
+}
+
+std::string compare_html(const Report& report) {
+  const auto rows = compare_rows(report);
+  std::string table = "<table>\n";
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const char* cell = r == 0 ? "th" : "td";
+    table += "<tr>";
+    for (const std::string& c : rows[r])
+      table += fmt::format("<{0}>{1}</{0}>", cell, xml_escape(c));
+    table += "</tr>\n";
+  }
+  table += "</table>\n";
+  const std::string scenario =
+      report.cases.empty() ? std::string("(no cases)") : report.cases.front().scenario;
+  const Environment& e = report.environment;
+  return fmt::format(
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tlab compare: {0}</title>\n"
+      "<style>body{{font-family:sans-serif}}table{{border-collapse:collapse}}"
+      "td,th{{border:1px solid #999;padding:2px 8px}}td{{text-align:right}}"
+      "td:nth-child(-n+3){{text-align:left}}</style></head>\n"
+      "<body><h1>tlab compare: {0}</h1>\n{1}"
+      "<p>{2}; {3}; sanitizer {4}; {5} CPUs; {6}; timer slack {7} ns; tlab {8} ({9})</p>\n"
+      "</body></html>\n",
+      xml_escape(scenario), table, xml_escape(e.compiler), xml_escape(e.build_type),
+      xml_escape(e.sanitizer), e.cpus_available, xml_escape(e.kernel), e.timer_slack_ns,
+      xml_escape(e.tlab_version), xml_escape(e.git_revision));
+}
+
+namespace {
+
+constexpr std::size_t kMinPending = 1'000;
+constexpr std::size_t kMaxPending = 10'000'000;
+
+std::vector<std::string> all_strategy_names() {
+  std::vector<std::string> v;
+  for (const auto& row : kStrategyInfo) v.emplace_back(row.name);
+  return v;
+}
+
+class CompareCommandImpl final : public CompareCommand {
+ public:
+  explicit CompareCommandImpl(CLI::App& app) {
+    sub_ = app.add_subcommand(
+        "compare",
+        "strategies side by side, against libuv/libevent/asio/java-timer peers and the OS limit");
+    sub_->add_option("SCENARIO", scenario_path_,
+                     "optional: also run this scenario file once per strategy")
+        ->type_name("FILE");
+    std::vector<std::string> workloads{"all"};
+    for (const char* w : compare::kWorkloadNames) workloads.emplace_back(w);
+    sub_->add_option("--workload", workloads_, "workloads to measure (default: all)")
+        ->type_name("W,...")
+        ->delimiter(',')
+        ->check(CLI::IsMember(workloads));
+    std::vector<std::string> strategies = all_strategy_names();
+    strategies.insert(strategies.begin(), "all");
+    sub_->add_option("--strategies", strategies_, "strategies to compare (default: all)")
+        ->type_name("S,...")
+        ->delimiter(',')
+        ->check(CLI::IsMember(strategies));
+    sub_->add_flag("--peers", peers_,
+                   "also measure libuv, libevent, asio and a java.util.Timer heap");
+    sub_->add_option("--pending", pending_,
+                     fmt::format("pending timer counts, {}..{} (default: 1000,100000,1000000)",
+                                 kMinPending, kMaxPending))
+        ->type_name("N,...")
+        ->delimiter(',')
+        ->check(CLI::Range(kMinPending, kMaxPending));
+    sub_->add_option("--cell-ms", cell_ms_, "CPU milliseconds measured per cost cell (default 40)")
+        ->type_name("MS")
+        ->check(CLI::Range(1, 10'000));
+    sub_->add_option("--samples", samples_, "latency samples per subject (default 1000)")
+        ->type_name("N")
+        ->check(CLI::Range(1, 100'000));
+    sub_->add_option("--threads", threads_, "threads of mt_schedule_cancel (default 2)")
+        ->type_name("N")
+        ->check(CLI::Range(2, 64));
+    sub_->add_flag("--slack-1ns", slack_1ns_,
+                   "also measure clock_nanosleep at 1 ns timer slack and run the workloads there");
+    sub_->add_option("--report", report_path_, "write the JSON report to F (atomically)")
+        ->type_name("F");
+    sub_->add_option("--html", html_path_, "write the HTML page with SVG charts to F")
+        ->type_name("F");
+    sub_->add_flag("--json", json_, "print the JSON report on stdout instead of the table");
+  }
+
+  bool selected() const override { return sub_->parsed(); }
+
+  int run(const CliEnv& env) override {
+    std::ostream& out = *env.out;
+    std::ostream& err = *env.err;
+    InputErrors errors;
+    std::vector<Scenario> scenarios;
+    if (!scenario_path_.empty()) {
+      auto s = loader_.load_file(scenario_path_, errors);
+      if (s) scenarios.push_back(std::move(*s));
+    }
+    std::vector<std::string> strategies = strategies_;
+    if (strategies.empty() || (strategies.size() == 1 && strategies.front() == "all")) {
+      strategies = all_strategy_names();
+    } else if (std::find(strategies.begin(), strategies.end(), "all") != strategies.end()) {
+      errors.push_back({"--strategies", "/", "\"all\" cannot be combined with other names"});
+    }
+    compare::CompareOptions o;
+    o.strategies = strategies;
+    o.peers = peers_;
+    o.slack_1ns = slack_1ns_;
+    o.cell.cell_ns = cell_ms_ * 1'000'000;
+    o.cell.samples = samples_;
+    o.cell.threads = threads_;
+    o.pending = pending_.empty() ? std::vector<std::size_t>{1'000, 100'000, 1'000'000} : pending_;
+    const bool all = workloads_.empty() ||
+                     std::find(workloads_.begin(), workloads_.end(), "all") != workloads_.end();
+    if (all && workloads_.size() > 1) {
+      errors.push_back({"--workload", "/", "\"all\" cannot be combined with other names"});
+    }
+    for (std::size_t i = 0; i < static_cast<std::size_t>(compare::Workload::kCount); ++i) {
+      const auto w = static_cast<compare::Workload>(i);
+      if (all || std::find(workloads_.begin(), workloads_.end(), compare::name_of(w)) !=
+                     workloads_.end()) {
+        o.workloads.push_back(w);
+      }
+    }
+    const bool measure = scenario_path_.empty() || !workloads_.empty();
+    std::set<std::string> used;
+    for (const auto& [flag, path] :
+         {std::pair<std::string, std::string>{"--report", report_path_}, {"--html", html_path_}}) {
+      if (path.empty()) continue;
+      check_output_path(path, flag, errors);
+      if (!used.insert(path).second) {
+        errors.push_back(
+            {path, "/", fmt::format("{}: the same file is named by another flag", flag)});
+      }
+    }
+    if (!errors.empty() || (!scenario_path_.empty() && scenarios.empty())) {
+      for (const InputError& e : errors) err << e.str() << "\n";
+      return kExitBadInput;
+    }
+
+    Report report;
+    report.command = "compare";
+    report.environment = Environment::detect();
+    if (!scenarios.empty()) {
+      std::unique_ptr<Runner> runner = env.make_runner ? env.make_runner() : nullptr;
+      if (!runner) {
+        err << "tlab: internal error: runner not built yet: this build of tlab has no stress "
+               "runner, so nothing was run\n";
+        return kExitInternal;
+      }
+      std::vector<CaseSpec> specs;
+      for (const std::string& s : strategies) {
+        specs.push_back(plan_case(scenarios.front(), s, std::nullopt, Overrides{}, false));
+      }
+      ExecuteOptions options;
+      options.command = "compare";
+      options.show_progress = env.stderr_is_tty;
+      report = execute_plan(specs, scenarios, *runner, options);
+    }
+    std::optional<compare::CompareResults> results;
+    if (measure && !report.interrupted) {
+      Progress progress(env.stderr_is_tty);
+      results =
+          compare::run_compare(o, [&](const std::string& what) { progress.update(0, 0, what); });
+      progress.clear();
+      report.interrupted = report.interrupted || results->interrupted;
+    }
+    nlohmann::ordered_json j = report.to_json();
+    if (results) j["compare"] = compare::compare_results_json(o, *results);
+    const std::string json = j.dump(2) + "\n";
+    int code =
+        scenarios.empty() ? (report.interrupted ? kExitInterrupted : kExitOk) : report.exit_code();
+    try {
+      if (!report_path_.empty()) write_file_atomic(report_path_, json);
+      if (!html_path_.empty()) {
+        write_file_atomic(html_path_,
+                          results ? compare::compare_results_html(o, *results, report.environment)
+                                  : compare_html(report));
+      }
+    } catch (const std::exception& e) {
+      err << "tlab: internal error: " << e.what() << "\n";
+      code = kExitInternal;
+    }
+    if (json_) {
+      out << json;
+    } else {
+      if (!scenarios.empty()) out << compare_table(report);
+      if (results) out << compare::compare_results_table(o, *results);
+    }
+    return code;
+  }
+
+ private:
+  CLI::App* sub_ = nullptr;
+  ScenarioLoader loader_;
+  std::string scenario_path_;
+  std::vector<std::string> workloads_;
+  std::vector<std::string> strategies_;
+  bool peers_ = false;
+  std::vector<std::size_t> pending_;
+  std::int64_t cell_ms_ = 40;
+  std::size_t samples_ = 1000;
+  std::size_t threads_ = 2;
+  bool slack_1ns_ = false;
+  std::string report_path_;
+  std::string html_path_;
+  bool json_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CompareCommand> add_compare_command(CLI::App& app) {
+  return std::make_unique<CompareCommandImpl>(app);
+}
+
+}  // namespace tlab::tool

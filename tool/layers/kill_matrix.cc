@@ -1,0 +1,262 @@
+// tlab/tool/layers/kill_matrix.cc: see kill_matrix.h.
+#include "layers/kill_matrix.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tlab::tool {
+
+namespace {
+
+std::string_view state_name(LayerStatus::State s) {
+  switch (s) {
+    case LayerStatus::State::kRan:
+      return "ran";
+    case LayerStatus::State::kUnavailable:
+      return "unavailable";
+    case LayerStatus::State::kError:
+      return "error";
+    case LayerStatus::State::kNotRequested:
+      break;
+  }
+  return "not_requested";
+}
+
+std::string human_seconds(double s) {
+  if (s <= 0) return "<1ms";  // gtest reports whole milliseconds
+  if (s < 1e-3) return fmt::format("{:.0f}us", s * 1e6);
+  if (s < 1) return fmt::format("{:.1f}ms", s * 1e3);
+  return fmt::format("{:.2f}s", s);
+}
+
+double detect_seconds(const CaseRecord& c) {
+  if (c.model) return c.model->cpu_seconds;
+  const auto it = c.result.counters.find("detect_us");
+  if (it != c.result.counters.end()) return static_cast<double>(it->second) / 1e6;
+  return c.result.duration_s;
+}
+
+std::string detail_of(const CaseRecord& c) {
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : c.result.violations)
+    parts.push_back(fmt::format("{}={}", name, v.count));
+  if (!c.result.sanitizer_reports.empty()) parts.emplace_back("sanitizer report");
+  if (c.result.verdict == Verdict::kTimeout && !c.model) parts.emplace_back("watchdog: hang");
+  if (c.model && c.model->failing_iteration) {
+    parts.push_back(
+        fmt::format("{} at iteration {}", c.model->result, *c.model->failing_iteration));
+  }
+  if (parts.empty()) return c.result.verdict == Verdict::kPass ? "no violation" : c.result.message;
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+}  // namespace
+
+std::string_view name_of(Layer l) { return kLayerNames[static_cast<std::size_t>(l)]; }
+
+std::optional<Layer> layer_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kLayerCount; ++i) {
+    if (kLayerNames[i] == name) return static_cast<Layer>(i);
+  }
+  return std::nullopt;
+}
+
+KillMatrix::KillMatrix() : rows_(kMutantCount) {}
+
+void KillMatrix::add(Mutant m, Detection d) {
+  rows_[static_cast<std::size_t>(m)].push_back(std::move(d));
+}
+
+void KillMatrix::add_cases(const std::vector<CaseRecord>& cases,
+                           const std::function<Layer(const CaseRecord&)>& layer_of) {
+  // One outcome per (layer, scenario, mutant): a scenario's mutant pair is caught
+  // when any of its strategies catches it (`tlab check` stops at the first), so a
+  // strategy that did not is not a survivor of its own.
+  std::map<std::tuple<Layer, std::string, Mutant>, Detection> outcomes;
+  for (const CaseRecord& c : cases) {
+    if (!c.expect_fail || !c.mutant) continue;
+    const auto m = mutant_from_name(*c.mutant);
+    if (!m) continue;
+    if (c.result.verdict != Verdict::kPass && !c.caught()) continue;  // no outcome
+    Detection d;
+    d.layer = layer_of(c);
+    d.check = c.scenario + "/" + c.strategy;
+    d.caught = c.caught();
+    d.detect_s = detect_seconds(c);
+    d.detail = detail_of(c);
+    auto [it, fresh] = outcomes.try_emplace({d.layer, c.scenario, *m}, d);
+    Detection& kept = it->second;
+    if (!fresh && d.caught && (!kept.caught || d.detect_s < kept.detect_s)) kept = std::move(d);
+  }
+  for (auto& [key, d] : outcomes) add(std::get<2>(key), std::move(d));
+}
+
+std::optional<Detection> KillMatrix::best(Mutant m, Layer l) const {
+  std::optional<Detection> out;
+  for (const Detection& d : rows_[static_cast<std::size_t>(m)]) {
+    if (d.layer != l || !d.caught) continue;
+    if (!out || d.detect_s < out->detect_s) out = d;
+  }
+  return out;
+}
+
+std::vector<Mutant> KillMatrix::uncaught() const {
+  std::vector<Mutant> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    const auto& row = rows_[i];
+    if (std::none_of(row.begin(), row.end(), [](const Detection& d) { return d.caught; })) {
+      out.push_back(static_cast<Mutant>(i));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> KillMatrix::survivors() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    for (const Detection& d : rows_[i]) {
+      if (d.caught) continue;
+      out.push_back(
+          fmt::format("{}@{}:{}", name_of(static_cast<Mutant>(i)), name_of(d.layer), d.check));
+    }
+  }
+  return out;
+}
+
+std::size_t KillMatrix::caught_by_at_least(std::size_t layers) const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    std::size_t k = 0;
+    for (std::size_t l = 0; l < kLayerCount; ++l) {
+      if (best(static_cast<Mutant>(i), static_cast<Layer>(l))) ++k;
+    }
+    if (k >= layers) ++n;
+  }
+  return n;
+}
+
+int KillMatrix::exit_code() const {
+  for (const LayerStatus& s : layers_) {
+    if (s.state == LayerStatus::State::kError) return 3;
+  }
+  return uncaught().empty() && survivors().empty() ? 0 : 1;
+}
+
+nlohmann::ordered_json KillMatrix::to_json() const {
+  nlohmann::ordered_json j;
+  j["layers"] = nlohmann::ordered_json::array();
+  for (std::size_t l = 0; l < kLayerCount; ++l) {
+    const LayerStatus& s = layers_[l];
+    j["layers"].push_back({{"layer", kLayerNames[l]},
+                           {"state", state_name(s.state)},
+                           {"source", s.source},
+                           {"reason", s.reason},
+                           {"checks", s.checks},
+                           {"seconds", s.seconds}});
+  }
+  j["mutants"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    const MutantInfo& info = kMutantInfo[i];
+    nlohmann::ordered_json row;
+    row["name"] = info.name;
+    row["component"] = info.component;
+    row["failure_class"] = info.failure_class;
+    row["caught_by"] = nlohmann::ordered_json::array();
+    for (std::size_t l = 0; l < kLayerCount; ++l) {
+      const auto d = best(static_cast<Mutant>(i), static_cast<Layer>(l));
+      if (!d) continue;
+      std::size_t checks = 0;
+      for (const Detection& x : rows_[i]) checks += x.layer == d->layer && x.caught ? 1 : 0;
+      row["caught_by"].push_back({{"layer", kLayerNames[l]},
+                                  {"time_to_detection_s", d->detect_s},
+                                  {"check", d->check},
+                                  {"detail", d->detail},
+                                  {"checks_catching", checks}});
+    }
+    row["survived"] = nlohmann::ordered_json::array();
+    for (const Detection& d : rows_[i]) {
+      if (!d.caught) {
+        row["survived"].push_back(
+            {{"layer", name_of(d.layer)}, {"check", d.check}, {"detail", d.detail}});
+      }
+    }
+    j["mutants"].push_back(std::move(row));
+  }
+  std::vector<std::string> uncaught_names;
+  for (Mutant m : uncaught()) uncaught_names.emplace_back(name_of(m));
+  j["summary"] = {{"mutants", kMutantCount},
+                  {"caught", kMutantCount - uncaught_names.size()},
+                  {"caught_by_two_or_more_layers", caught_by_at_least(2)},
+                  {"uncaught", uncaught_names},
+                  {"survivors", survivors()},
+                  {"exit_code", exit_code()}};
+  return j;
+}
+
+std::string KillMatrix::table() const {
+  std::vector<std::array<std::string, kLayerCount + 1>> rows;
+  std::array<std::string, kLayerCount + 1> header{"MUTANT"};
+  for (std::size_t l = 0; l < kLayerCount; ++l) {
+    std::string h(kLayerNames[l]);
+    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (layers_[l].state != LayerStatus::State::kRan) h += "*";
+    header[l + 1] = h;
+  }
+  rows.push_back(header);
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    std::array<std::string, kLayerCount + 1> r;
+    r[0] = std::string(kMutantInfo[i].name);
+    for (std::size_t l = 0; l < kLayerCount; ++l) {
+      const auto d = best(static_cast<Mutant>(i), static_cast<Layer>(l));
+      bool targeted = false;
+      for (const Detection& x : rows_[i]) targeted = targeted || x.layer == static_cast<Layer>(l);
+      r[l + 1] = d ? human_seconds(d->detect_s) : targeted ? "SURVIVED" : "-";
+    }
+    rows.push_back(r);
+  }
+  std::array<std::size_t, kLayerCount + 1> width{};
+  for (const auto& r : rows) {
+    for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      line += fmt::format("{:<{}}", r[c], width[c]);
+      if (c + 1 < r.size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out +=
+      "\ncells: fastest time to detection in that layer; - = no check in that layer targets "
+      "the mutant\n";
+  for (std::size_t l = 0; l < kLayerCount; ++l) {
+    const LayerStatus& s = layers_[l];
+    if (s.state == LayerStatus::State::kRan) {
+      out += fmt::format("{}: {} checks in {:.1f}s ({})\n", kLayerNames[l], s.checks, s.seconds,
+                         s.source);
+    } else {
+      out += fmt::format("{}*: {}{}\n", kLayerNames[l], state_name(s.state),
+                         s.reason.empty() ? "" : ": " + s.reason);
+    }
+  }
+  const std::vector<Mutant> missing = uncaught();
+  const std::vector<std::string> surv = survivors();
+  out += fmt::format("\n{}/{} mutants caught, {} by two or more layers",
+                     kMutantCount - missing.size(), kMutantCount, caught_by_at_least(2));
+  if (!missing.empty()) {
+    std::vector<std::string> names;
+    for (Mutant m : missing) names.emplace_back(name_of(m));
+    out += fmt::format("; CAUGHT BY NO LAYER: {}", fmt::join(names, ", "));
+  }
+  if (!surv.empty()) out += fmt::format("; SURVIVED: {}", fmt::join(surv, ", "));
+  out += "\n";
+  return out;
+}
+
+}  // namespace tlab::tool

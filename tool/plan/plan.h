@@ -1,0 +1,59 @@
+// tlab/tool/plan/plan.h: which cases a command runs, and running them through a Runner.
+//
+// Planning is pure: scenarios + overrides -> CaseSpecs, in a stable order.
+//   run    each scenario x (its engine.strategies, or --strategy) x (--mutant or none)
+//   check  each scenario x its strategies with no mutant (must pass), then each
+//          (scenario, mutant in catches) x its strategies (must fail on at least one)
+// Execution (execute_plan) hands each spec to the Runner, one at a time, and builds
+// the Report. It stops at Ctrl-C (interrupt.h) and marks the report interrupted. For
+// a `check` mutant pair it stops at the first strategy that catches the mutant:
+// detection, not the full matrix, is what the gate needs.
+//
+// Costs: planning O(cases); execution is the runner's cost per case.
+// Ground rules: CLI thread only. The Scenarios must outlive the specs.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+#include "runner/runner.h"
+#include "scenario/scenario.h"
+
+namespace tlab::tool {
+
+struct Overrides {
+  std::optional<std::string> strategy;  // "all" or one catalogued name
+  std::optional<Mutant> mutant;
+  std::optional<std::uint64_t> seed;
+  std::optional<std::uint64_t> operations;
+  std::optional<double> budget_s;
+};
+
+// plan_run: the cases of `tlab run`.
+std::vector<CaseSpec> plan_run(const std::vector<Scenario>& scenarios, const Overrides& o);
+// plan_check: the cases of `tlab check` (overrides apply to seed/operations/budget).
+std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const Overrides& o);
+// plan_case: one case; the id is "<scenario>/<strategy>[/<mutant>]".
+CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional<Mutant> mutant,
+                   const Overrides& o, bool expect_fail);
+
+struct ExecuteOptions {
+  std::string command;  // run | check | replay | compare
+  bool show_progress = false;
+  // Called after every finished case with the report so far (the CLI rewrites the
+  // report file, so a killed run still leaves every finished case on disk).
+  std::function<void(const Report&)> on_case_done;
+};
+
+// execute_plan: runs `specs` on `runner`; a runner exception becomes verdict error.
+Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenario>& scenarios,
+                    Runner& runner, const ExecuteOptions& options);
+
+// parse_duration_s: "5", "5s", "1.5s", "500ms", "250us", "2m" -> seconds; nullopt on
+// bad syntax. Does not range-check.
+std::optional<double> parse_duration_s(const std::string& text);
+
+}  // namespace tlab::tool

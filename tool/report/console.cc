@@ -1,0 +1,151 @@
+// tlab/tool/report/console.cc: see console.h.
+#include "report/console.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <vector>
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tlab::tool {
+
+bool use_color(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color != nullptr && no_color[0] != '\0') return false;
+  return ::isatty(fd) == 1;
+}
+
+namespace {
+
+enum class Tone { kPlain, kGood, kBad, kWarn };
+
+struct Row {
+  std::array<std::string, 7> cells;
+  Tone tone = Tone::kPlain;  // colour of the VERDICT cell
+};
+
+std::string detail_of(const CaseRecord& c) {
+  if (c.model && c.result.verdict == Verdict::kPass) {
+    return fmt::format("{} iterations, {:.0f}/s, no failure", c.model->iterations,
+                       c.model->iterations_per_second);
+  }
+  if (c.model && c.result.verdict == Verdict::kFail) {
+    std::string m = c.result.message.substr(0, c.result.message.find("; history"));
+    return m.size() > 100 ? m.substr(0, 97) + "..." : m;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [name, v] : c.result.violations)
+    parts.push_back(fmt::format("{}={}", name, v.count));
+  if (!c.result.sanitizer_reports.empty()) {
+    parts.push_back(fmt::format("sanitizer_reports={}", c.result.sanitizer_reports.size()));
+  }
+  std::string detail = fmt::format("{}", fmt::join(parts, " "));
+  if (detail.empty() && !c.result.message.empty()) {
+    detail = c.result.message.substr(0, c.result.message.find('\n'));
+  }
+  return detail.empty() ? "-" : detail;
+}
+
+Row row_of(const CaseRecord& c) {
+  Row r;
+  std::string verdict(name_of(c.result.verdict));
+  if (c.expect_fail) {
+    if (c.caught()) {
+      verdict = "caught";
+      r.tone = Tone::kGood;
+    } else if (c.result.verdict == Verdict::kPass) {
+      verdict = "SURVIVED";
+      r.tone = Tone::kBad;
+    } else {
+      r.tone = Tone::kWarn;
+    }
+  } else {
+    r.tone = c.result.verdict == Verdict::kPass   ? Tone::kGood
+             : c.result.verdict == Verdict::kFail ? Tone::kBad
+                                                  : Tone::kWarn;
+  }
+  r.cells = {c.scenario,
+             c.strategy,
+             c.mutant.value_or("-"),
+             c.model ? std::string("-") : std::to_string(c.seed),
+             verdict,
+             fmt::format("{:.2f}s", c.result.duration_s),
+             detail_of(c)};
+  return r;
+}
+
+std::string paint(const std::string& text, Tone tone, bool color) {
+  if (!color || tone == Tone::kPlain) return text;
+  const auto c = tone == Tone::kGood  ? fmt::terminal_color::green
+                 : tone == Tone::kBad ? fmt::terminal_color::red
+                                      : fmt::terminal_color::yellow;
+  return fmt::format(fmt::fg(c) | fmt::emphasis::bold, "{}", text);
+}
+
+}  // namespace
+
+std::string format_table(const Report& report, bool color) {
+  std::vector<Row> rows;
+  Row header;
+  header.cells = {"SCENARIO", "STRATEGY", "MUTANT", "SEED", "VERDICT", "TIME", "DETAIL"};
+  rows.push_back(header);
+  for (const CaseRecord& c : report.cases) rows.push_back(row_of(c));
+  std::array<std::size_t, 7> width{};
+  for (const Row& r : rows) {
+    for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], r.cells[i].size());
+  }
+  std::string out;
+  for (const Row& r : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      // Pad before painting: escape codes must not count towards the width.
+      std::string cell =
+          i + 1 == width.size() ? r.cells[i] : fmt::format("{:<{}}", r.cells[i], width[i]);
+      if (i == 4 && &r != &rows.front()) cell = paint(cell, r.tone, color);
+      line += cell;
+      if (i + 1 != width.size()) line += "  ";
+    }
+    out += line + "\n";
+  }
+  const Summary s = report.summary();
+  std::string summary = fmt::format("{} cases: {} passed, {} failed, {} errors, {} timeouts",
+                                    s.cases, s.passed, s.failed, s.errors, s.timeouts);
+  if (s.mutant_pairs > 0) {
+    summary += fmt::format("; mutants: {}/{} caught", s.mutants_caught.size(), s.mutant_pairs);
+    if (!s.mutants_survived.empty()) {
+      summary += fmt::format(", SURVIVED: {}", fmt::join(s.mutants_survived, ", "));
+    }
+  }
+  if (report.interrupted) summary += fmt::format("; INTERRUPTED ({} not run)", s.not_run);
+  const int code = report.exit_code();
+  out += "\n" +
+         paint(summary,
+               code == 0   ? Tone::kGood
+               : code == 1 ? Tone::kBad
+                           : Tone::kWarn,
+               color) +
+         "\n";
+  return out;
+}
+
+void Progress::update(std::size_t done, std::size_t total, const std::string& what) {
+  if (!enabled_) return;
+  // \r and "erase to end of line" rewrite the same line.
+  std::fputs(fmt::format("\r\x1b[K[{}/{}] {}", done, total, what).c_str(), out_);
+  std::fflush(out_);
+  dirty_ = true;
+}
+
+void Progress::clear() {
+  if (!enabled_ || !dirty_) return;
+  std::fputs("\r\x1b[K", out_);
+  std::fflush(out_);
+  dirty_ = false;
+}
+
+}  // namespace tlab::tool

@@ -1,0 +1,129 @@
+// tlab/tool/report/junit.cc: see junit.h.
+#include "report/junit.h"
+
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tlab::tool {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+          out += "\xEF\xBF\xBD";  // U+FFFD: XML 1.0 has no way to carry these
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string violations_text(const CaseRecord& c) {
+  std::string text;
+  for (const auto& [name, v] : c.result.violations) {
+    text += fmt::format("{}: {} (first: {})\n", name, v.count, v.first_example);
+  }
+  for (const std::string& r : c.result.sanitizer_reports) text += r + "\n";
+  if (!c.result.message.empty()) text += c.result.message + "\n";
+  return text;
+}
+
+std::string testcase_xml(const CaseRecord& c) {
+  const std::string name = c.mutant ? c.strategy + "/" + *c.mutant : c.strategy;
+  std::string body;
+  const Verdict v = c.result.verdict;
+  if (v == Verdict::kInterrupted) {
+    body = "      <skipped message=\"interrupted\"/>\n";
+  } else if (v == Verdict::kError || (v == Verdict::kTimeout && !c.expect_fail)) {
+    body = fmt::format("      <error message=\"{}\">{}</error>\n", name_of(v),
+                       xml_escape(violations_text(c)));
+  } else if (c.expect_fail && v == Verdict::kPass) {
+    body = fmt::format(
+        "      <failure message=\"mutant survived\">mutant {} was not detected by scenario "
+        "{} on {}</failure>\n",
+        xml_escape(*c.mutant), xml_escape(c.scenario), xml_escape(c.strategy));
+  } else if (!c.expect_fail && v == Verdict::kFail) {
+    std::vector<std::string> names;
+    for (const auto& [n, _] : c.result.violations) names.push_back(n);
+    body = fmt::format("      <failure message=\"{}\">{}</failure>\n",
+                       xml_escape(fmt::format("violations: {}", fmt::join(names, ", "))),
+                       xml_escape(violations_text(c)));
+  }
+  const std::string open =
+      fmt::format("    <testcase classname=\"tlab.{}\" name=\"{}\" time=\"{:.3f}\"",
+                  xml_escape(c.scenario), xml_escape(name), c.result.duration_s);
+  if (body.empty()) return open + "/>\n";
+  return open + ">\n" + body + "    </testcase>\n";
+}
+
+bool is_failure(const CaseRecord& c) {
+  const Verdict v = c.result.verdict;
+  return c.expect_fail ? v == Verdict::kPass : v == Verdict::kFail;
+}
+
+bool is_error(const CaseRecord& c) {
+  const Verdict v = c.result.verdict;
+  return v == Verdict::kError || (v == Verdict::kTimeout && !c.expect_fail);
+}
+
+}  // namespace
+
+std::string junit_xml(const Report& report) {
+  std::map<std::string, std::vector<const CaseRecord*>> by_scenario;
+  for (const CaseRecord& c : report.cases) by_scenario[c.scenario].push_back(&c);
+  std::size_t failures = 0, errors = 0, skipped = 0;
+  double time = 0;
+  std::string suites;
+  for (const auto& [scenario, cases] : by_scenario) {
+    std::size_t f = 0, e = 0, s = 0;
+    double t = 0;
+    std::string body;
+    for (const CaseRecord* c : cases) {
+      f += is_failure(*c);
+      e += is_error(*c);
+      s += c->result.verdict == Verdict::kInterrupted;
+      t += c->result.duration_s;
+      body += testcase_xml(*c);
+    }
+    suites += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+        "time=\"{:.3f}\">\n{}  </testsuite>\n",
+        xml_escape(scenario), cases.size(), f, e, s, t, body);
+    failures += f;
+    errors += e;
+    skipped += s;
+    time += t;
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"tlab {}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+      "time=\"{:.3f}\">\n{}</testsuites>\n",
+      xml_escape(report.command), report.cases.size(), failures, errors, skipped, time, suites);
+}
+
+}  // namespace tlab::tool

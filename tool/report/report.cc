@@ -1,0 +1,401 @@
+// tlab/tool/report/report.cc: see report.h.
+#include "report/report.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "base/build_info.h"
+#include "base/embedded.h"
+
+namespace tlab::tool {
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kVerdictNames{"pass", "fail", "error", "timeout",
+                                                        "interrupted"};
+
+std::string compiler_string() {
+#if defined(__clang__)
+  return fmt::format("clang++ {}", __clang_version__);
+#elif defined(__GNUC__)
+  return fmt::format("g++ {}", __VERSION__);
+#else
+  return "unknown";
+#endif
+}
+
+std::string sanitizer_string() {
+#if defined(TLAB_SANITIZER)
+  return TLAB_SANITIZER;
+#elif defined(__SANITIZE_THREAD__)
+  return "thread";
+#elif defined(__SANITIZE_ADDRESS__)
+  return "address";
+#else
+  return "none";
+#endif
+}
+
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+nlohmann::ordered_json case_json(const CaseRecord& c) {
+  nlohmann::ordered_json j;
+  j["id"] = c.id;
+  j["scenario"] = c.scenario;
+  j["strategy"] = c.strategy;
+  j["mutant"] = c.mutant ? nlohmann::ordered_json(*c.mutant) : nlohmann::ordered_json(nullptr);
+  j["seed"] = c.seed;
+  j["operations"] = c.operations;
+  j["budget_s"] = c.budget_s;
+  j["expect_fail"] = c.expect_fail;
+  j["verdict"] = name_of(c.result.verdict);
+  if (c.expect_fail) j["caught"] = c.caught();
+  j["violations"] = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : c.result.violations) {
+    j["violations"][name] = {{"count", v.count}, {"first_example", v.first_example}};
+  }
+  j["counters"] = nlohmann::ordered_json::object();
+  for (const auto& [name, n] : c.result.counters) j["counters"][name] = n;
+  j["latency"] = nlohmann::ordered_json::object();
+  for (const auto& [name, h] : c.result.latency) j["latency"][name] = h.to_json();
+  j["sanitizer_reports"] = c.result.sanitizer_reports;
+  j["duration_s"] = c.result.duration_s;
+  j["message"] = c.result.message;
+  if (c.model) {
+    const ModelRunRecord& m = *c.model;
+    auto opt = [](const auto& v) {
+      return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    };
+    j["model"] = {{"model", m.model},
+                  {"test", m.test},
+                  {"scheduler", m.scheduler},
+                  {"context_bound", opt(m.context_bound)},
+                  {"iterations", m.iterations},
+                  {"failing_iteration", opt(m.failing_iteration)},
+                  {"iterations_per_second", m.iterations_per_second},
+                  {"cpu_seconds", m.cpu_seconds},
+                  {"result", m.result},
+                  {"history", opt(m.history)},
+                  {"command", m.command}};
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string_view name_of(Verdict v) { return kVerdictNames[static_cast<std::size_t>(v)]; }
+
+std::optional<Verdict> verdict_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
+    if (kVerdictNames[i] == name) return static_cast<Verdict>(i);
+  }
+  return std::nullopt;
+}
+
+Environment Environment::detect() {
+  Environment e;
+  e.compiler = compiler_string();
+  e.build_type = kBuildType;
+  e.flags = kCxxFlags;
+  e.sanitizer = sanitizer_string();
+  e.cpus_online = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  e.cpus_available =
+      ::sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : e.cpus_online;
+  struct utsname u {};
+  if (::uname(&u) == 0) {
+    e.kernel = fmt::format("{} {} {} {}", u.sysname, u.release, u.version, u.machine);
+  } else {
+    e.kernel = "unknown";
+  }
+  const int slack = ::prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  e.timer_slack_ns = slack >= 0 ? slack : -1;
+  e.git_revision = kGitRevision;
+  e.tlab_version = kTlabVersion;
+  return e;
+}
+
+nlohmann::ordered_json Environment::to_json() const {
+  nlohmann::ordered_json j;
+  j["compiler"] = compiler;
+  j["build_type"] = build_type;
+  j["flags"] = flags;
+  j["sanitizer"] = sanitizer;
+  j["cpus"] = {{"online", cpus_online}, {"available", cpus_available}};
+  j["kernel"] = kernel;
+  j["timer_slack_ns"] = timer_slack_ns;
+  j["git_revision"] = git_revision;
+  j["tlab_version"] = tlab_version;
+  return j;
+}
+
+CaseRecord CaseRecord::from(const CaseSpec& spec, CaseResult result) {
+  CaseRecord c;
+  c.id = spec.id;
+  c.scenario = spec.scenario ? spec.scenario->name : std::string();
+  c.strategy = spec.strategy;
+  if (spec.mutant) c.mutant = std::string(name_of(*spec.mutant));
+  c.seed = spec.seed;
+  c.operations = spec.operations;
+  c.budget_s = spec.budget_s;
+  c.expect_fail = spec.expect_fail;
+  c.result = std::move(result);
+  return c;
+}
+
+bool CaseRecord::caught() const {
+  if (model) return result.verdict == Verdict::kFail;
+  return result.verdict == Verdict::kFail || result.verdict == Verdict::kTimeout;
+}
+
+Summary Report::summary() const {
+  Summary s;
+  s.planned = planned;
+  s.cases = cases.size();
+  // A (scenario, mutant) pair is caught when any of its cases caught it; it
+  // survived when all its cases ran to a verdict and none did.
+  std::map<std::string, std::pair<bool, bool>> pairs;  // key -> {caught, complete}
+  for (const CaseRecord& c : cases) {
+    switch (c.result.verdict) {
+      case Verdict::kPass:
+        ++s.passed;
+        break;
+      case Verdict::kFail:
+        ++s.failed;
+        break;
+      case Verdict::kError:
+        ++s.errors;
+        break;
+      case Verdict::kTimeout:
+        ++s.timeouts;
+        break;
+      case Verdict::kInterrupted:
+        ++s.interrupted;
+        break;
+    }
+    if (c.expect_fail) {
+      // A clean run that must fail (a model's expected finding) counts as a pair
+      // too: if it passes, the check it stands for has lost its teeth.
+      auto& [caught, complete] =
+          pairs.try_emplace(c.scenario + ":" + c.mutant.value_or("expected_failure"), false, true)
+              .first->second;
+      caught = caught || c.caught();
+      complete = complete && (c.result.verdict == Verdict::kPass || c.caught());
+    }
+  }
+  s.not_run = planned > cases.size() ? planned - cases.size() : 0;
+  s.mutant_pairs = pairs.size();
+  for (const auto& [key, state] : pairs) {
+    if (state.first) {
+      s.mutants_caught.push_back(key);
+    } else if (state.second && !interrupted) {
+      s.mutants_survived.push_back(key);
+    }
+  }
+  return s;
+}
+
+int Report::exit_code() const {
+  if (interrupted) return 130;
+  bool internal = false;
+  bool violation = false;
+  for (const CaseRecord& c : cases) {
+    const Verdict v = c.result.verdict;
+    if (c.expect_fail) {
+      // A scenario's watchdog timeout is a caught hang; a model search that ran
+      // out of time decided nothing.
+      internal = internal || v == Verdict::kError || (c.model && v == Verdict::kTimeout);
+    } else {
+      internal = internal || v == Verdict::kError || v == Verdict::kTimeout;
+      violation = violation || v == Verdict::kFail;
+    }
+  }
+  if (internal) return 3;
+  if (violation || !summary().mutants_survived.empty()) return 1;
+  return 0;
+}
+
+nlohmann::ordered_json Report::to_json() const {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kReportSchemaVersion;
+  j["command"] = command;
+  j["environment"] = environment.to_json();
+  j["interrupted"] = interrupted;
+  j["scenarios"] = nlohmann::ordered_json::object();
+  for (const auto& [name, src] : scenarios) {
+    j["scenarios"][name] = {{"source", src.source},
+                            {"document", nlohmann::ordered_json::parse(src.document.dump())}};
+  }
+  j["cases"] = nlohmann::ordered_json::array();
+  for (const CaseRecord& c : cases) j["cases"].push_back(case_json(c));
+  if (kill_matrix) j["kill_matrix"] = *kill_matrix;
+  const Summary s = summary();
+  j["summary"] = {{"planned", s.planned},
+                  {"cases", s.cases},
+                  {"passed", s.passed},
+                  {"failed", s.failed},
+                  {"errors", s.errors},
+                  {"timeouts", s.timeouts},
+                  {"interrupted", s.interrupted},
+                  {"not_run", s.not_run},
+                  {"mutant_pairs", s.mutant_pairs},
+                  {"mutants_caught", s.mutants_caught},
+                  {"mutants_survived", s.mutants_survived},
+                  {"exit_code", exit_code()}};
+  return j;
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw_errno("cannot create a temporary file next to " + path);
+  auto fail = [&](const std::string& what) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    errno = saved;
+    throw_errno(what);
+  };
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write " + tmpl);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // mkstemp creates 0600; a report is an ordinary file.
+  if (::fchmod(fd, 0644) != 0) fail("cannot chmod " + tmpl);
+  if (::fsync(fd) != 0) fail("cannot fsync " + tmpl);
+  if (::close(fd) != 0) {
+    ::unlink(tmpl.c_str());
+    throw_errno("cannot close " + tmpl);
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const int saved = errno;
+    ::unlink(tmpl.c_str());
+    errno = saved;
+    throw_errno("cannot rename " + tmpl + " to " + path);
+  }
+  // Make the rename itself durable.
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+bool check_output_path(const std::string& path, const std::string& flag, InputErrors& errors) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) {
+    errors.push_back({flag, "/", "empty file name"});
+    return false;
+  }
+  if (fs::is_directory(p, ec)) {
+    errors.push_back({path, "/", fmt::format("{}: is a directory", flag)});
+    return false;
+  }
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec) || ::access(dir.c_str(), W_OK | X_OK) != 0) {
+    errors.push_back(
+        {path, "/",
+         fmt::format("{}: directory {} does not exist or is not writable", flag, dir.string())});
+    return false;
+  }
+  return true;
+}
+
+std::optional<ReplayTarget> load_replay_target(const std::string& path,
+                                               const std::optional<std::string>& case_id,
+                                               InputErrors& errors) {
+  std::string text;
+  if (!read_text_file(path, text, errors)) return std::nullopt;
+  auto doc = parse_json_text(text, path, errors);
+  if (!doc) return std::nullopt;
+  static const SchemaValidator validator(embedded_report_schema());
+  if (!validator.validate(*doc, path, errors)) return std::nullopt;
+  const Json& cases = doc->at("cases");
+  std::optional<std::size_t> index;
+  if (case_id) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (cases[i].at("id") == *case_id) index = i;
+    }
+    if (!index) {
+      std::vector<std::string> ids;
+      for (const Json& c : cases) ids.push_back(c.at("id").get<std::string>());
+      errors.push_back(
+          {path, "/cases",
+           fmt::format("no case with id '{}' (ids: {})", *case_id, fmt::join(ids, ", "))});
+      return std::nullopt;
+    }
+  } else {
+    std::vector<std::size_t> failing;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const std::string v = cases[i].at("verdict").get<std::string>();
+      if (v != "pass" && !cases[i].at("expect_fail").get<bool>()) failing.push_back(i);
+    }
+    if (failing.size() != 1) {
+      std::vector<std::string> ids;
+      for (std::size_t i : failing) ids.push_back(cases[i].at("id").get<std::string>());
+      errors.push_back({path, "/cases",
+                        failing.empty()
+                            ? std::string("no failing case to replay; name one with --case")
+                            : fmt::format("{} failing cases; pick one with --case ({})",
+                                          failing.size(), fmt::join(ids, ", "))});
+      return std::nullopt;
+    }
+    index = failing.front();
+  }
+  const Json& c = cases[*index];
+  const std::string ptr = fmt::format("/cases/{}", *index);
+  if (c.contains("model")) {
+    errors.push_back({path, ptr,
+                      fmt::format("case {} is a Relacy model run, not a scenario; Relacy runs "
+                                  "are deterministic, re-run it with: {}",
+                                  c.at("id").get<std::string>(),
+                                  c.at("model").at("command").get<std::string>())});
+    return std::nullopt;
+  }
+  const std::string scenario = c.at("scenario").get<std::string>();
+  const Json& scenarios = doc->at("scenarios");
+  if (!scenarios.contains(scenario)) {
+    errors.push_back({path, append_pointer(ptr, "scenario"),
+                      fmt::format("scenario '{}' is not embedded in /scenarios", scenario)});
+    return std::nullopt;
+  }
+  ReplayTarget t;
+  t.case_id = c.at("id").get<std::string>();
+  t.scenario_source = scenarios[scenario].at("source").get<std::string>();
+  t.scenario_document = scenarios[scenario].at("document");
+  t.strategy = c.at("strategy").get<std::string>();
+  if (!c.at("mutant").is_null()) t.mutant = c.at("mutant").get<std::string>();
+  t.seed = c.at("seed").get<std::uint64_t>();
+  t.operations = c.at("operations").get<std::uint64_t>();
+  t.budget_s = c.at("budget_s").get<double>();
+  t.recorded_verdict = c.at("verdict").get<std::string>();
+  return t;
+}
+
+}  // namespace tlab::tool

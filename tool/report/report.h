@@ -1,0 +1,157 @@
+// tlab/tool/report/report.h: the JSON report of a tlab run, and how it reaches disk.
+//
+// One document per run (tool/report/report_schema.json, draft 7, is its contract; tests
+// validate produced reports against it):
+//   schema_version  kReportSchemaVersion; bumped on any incompatible change
+//   command         run | check | replay | compare | model | mutants
+//   environment     compiler, build type, flags, sanitizer, CPUs, kernel, timer
+//                   slack, git revision, tlab version (Environment::detect)
+//   scenarios       name -> {source, document}: the scenario as run, so `tlab
+//                   replay` needs nothing but the report
+//   cases           one per (scenario x strategy x mutant): spec, verdict,
+//                   violations {name: {count, first_example}}, counters, latency
+//                   {name: histogram summary}, sanitizer_reports, duration_s
+//   summary         counts per verdict, mutant pairs caught and survived
+//   interrupted     true when Ctrl-C cut the run short (cases holds what ran)
+//   kill_matrix     optional: which layer catches which mutant (kill_matrix.h)
+//
+// Files are written atomically (write_file_atomic): readers see the old file or
+// the whole new one, never a torn one, also when tlab is killed mid-write.
+//
+// Costs: to_json O(cases); write_file_atomic one write + two fsyncs + rename.
+// Ground rules: a Report is a plain value owned by the CLI thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/json_input.h"
+#include "runner/runner.h"
+
+namespace tlab::tool {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+struct Environment {
+  std::string compiler;              // "g++ 12.2.0"
+  std::string build_type;            // CMAKE_BUILD_TYPE
+  std::string flags;                 // CMAKE_CXX_FLAGS + per-config flags
+  std::string sanitizer;             // "none", "thread", "address,undefined", ...
+  int cpus_online = 0;               // sysconf(_SC_NPROCESSORS_ONLN)
+  int cpus_available = 0;            // sched_getaffinity: what this process may use
+  std::string kernel;                // uname: sysname release version machine
+  std::int64_t timer_slack_ns = -1;  // prctl(PR_GET_TIMERSLACK); -1 if unavailable
+  std::string git_revision;
+  std::string tlab_version;
+
+  // Environment::detect: the facts for this process and binary.
+  static Environment detect();
+  nlohmann::ordered_json to_json() const;
+};
+
+// ModelRunRecord: the Relacy side of a `tlab model` case (model_runs.h).
+struct ModelRunRecord {
+  std::string model;
+  std::string test;
+  std::string scheduler;  // random | bound | full
+  std::optional<unsigned> context_bound;
+  std::uint64_t iterations = 0;  // run, the failing one included
+  std::optional<std::uint64_t> failing_iteration;
+  double iterations_per_second = 0;  // per CPU second
+  double cpu_seconds = 0;
+  std::string result;  // Relacy's: "no error", "USER ASSERT FAILED", "DEADLOCK", ...
+  std::optional<std::string> history;  // the execution history file of a failure
+  std::string command;                 // the command line that reproduces the run
+};
+
+// CaseRecord: what the report keeps of one case: its spec, flattened, and result.
+// Scenario cases come from a CaseSpec; model cases (model != nullopt) from
+// model_runs.h, which also sets scenario/strategy/operations (see there).
+struct CaseRecord {
+  std::string id;
+  std::string scenario;
+  std::string strategy;
+  std::optional<std::string> mutant;
+  std::uint64_t seed = 0;
+  std::uint64_t operations = 0;
+  double budget_s = 0;
+  bool expect_fail = false;
+  CaseResult result;
+  std::optional<ModelRunRecord> model;
+
+  static CaseRecord from(const CaseSpec& spec, CaseResult result);
+  // CaseRecord::caught: for expect_fail cases, whether the mutant was detected
+  // (verdict fail; for a scenario case also timeout: the watchdog saw the hang;
+  // for a model case a timeout is a search that ran out of time and found nothing).
+  bool caught() const;
+};
+
+struct Summary {
+  std::size_t planned = 0;
+  std::size_t cases = 0;  // run (or started)
+  std::size_t passed = 0, failed = 0, errors = 0, timeouts = 0, interrupted = 0;
+  std::size_t not_run = 0;
+  std::size_t mutant_pairs = 0;
+  std::vector<std::string> mutants_caught;    // "scenario:mutant"
+  std::vector<std::string> mutants_survived;  // "scenario:mutant", every case passed
+};
+
+struct ScenarioSource {
+  std::string source;
+  Json document;
+};
+
+struct Report {
+  std::string command;
+  Environment environment;
+  std::map<std::string, ScenarioSource> scenarios;
+  std::vector<CaseRecord> cases;
+  std::size_t planned = 0;
+  bool interrupted = false;
+  // `tlab mutants` and `tlab check --models`: KillMatrix::to_json() (kill_matrix.h).
+  std::optional<nlohmann::ordered_json> kill_matrix;
+
+  Summary summary() const;
+  // Report::exit_code: 130 interrupted; 3 an error, or a timeout outside a scenario
+  // mutant case; 1 a failed case or a surviving mutant; else 0.
+  int exit_code() const;
+  nlohmann::ordered_json to_json() const;
+};
+
+// write_file_atomic: writes `content` to `path` through a temporary file in the same
+// directory, fsync, rename, fsync of the directory.
+// Ensures: on success `path` holds exactly `content`; on failure `path` is
+// untouched, the temporary is removed and std::system_error is thrown.
+void write_file_atomic(const std::string& path, std::string_view content);
+
+// check_output_path: whether `path` can be created (its directory exists and is
+// writable, and it is not a directory). Appends an error for the `flag` otherwise.
+bool check_output_path(const std::string& path, const std::string& flag, InputErrors& errors);
+
+// ReplayTarget: one case of a stored report, with the scenario it ran.
+struct ReplayTarget {
+  std::string case_id;
+  std::string scenario_source;
+  Json scenario_document;
+  std::string strategy;
+  std::optional<std::string> mutant;
+  std::uint64_t seed = 0;
+  std::uint64_t operations = 0;
+  double budget_s = 0;
+  std::string recorded_verdict;
+};
+
+// load_replay_target: reads a report file, validates it against the report schema
+// and picks case `case_id`; with no id, the only failing case (error if there are
+// none or several, listing them).
+std::optional<ReplayTarget> load_replay_target(const std::string& path,
+                                               const std::optional<std::string>& case_id,
+                                               InputErrors& errors);
+
+}  // namespace tlab::tool

@@ -1,0 +1,250 @@
+// tlab/tool/scenario/scenario.h: a stress scenario, typed, and the loader that makes one.
+//
+// A scenario file (scenarios/README.md documents every field) says which engine to
+// build, which actors (threads playing roles) to run against it, which fault points
+// to perturb, how much work to do and what must hold afterwards. Loading is three
+// passes, each reporting `file: /json/pointer: message` (json_input.h):
+//   1. parse      json_input.h: syntax, duplicate keys, numbers beyond int64, depth;
+//   2. schema     scenarios/schema.json (draft 7, embedded), via valijson: types,
+//                 ranges, unknown keys (additionalProperties: false everywhere);
+//   3. semantics  here: names against the catalogues (strategies, mutants, fault
+//                 points), per-role fields (kRoleInfo), uniform bounds in order,
+//                 the thread cap, duplicate fault points.
+// A Scenario that comes out of ScenarioLoader has passed all three; the runner may
+// rely on every field being in range.
+//
+// Hard caps against hostile files: actor counts plus engine.workers <= kMaxThreads,
+// run.operations <= 10^8, run.budget_s <= 600, run.max_pending <= 10^6 live timers
+// (the runner must stop scheduling at that many), fault delays <= 1 s each, files
+// <= 1 MiB.
+//
+// Costs: loading is O(file size); Distribution::sample is O(1).
+//
+// Ground rules: a Scenario is a plain value, immutable once loaded; share it freely
+// across threads. ScenarioLoader is immutable after construction.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/json_input.h"
+#include "tlab/platform/fault_point.h"
+#include "tlab/platform/mutant.h"
+#include "tlab/platform/stress_control.h"
+
+namespace tlab::tool {
+
+// Total threads a scenario may ask for: the sum of actor counts plus engine.workers.
+// 256 is eight times the largest machine the suite targets; beyond it a file is a
+// fork bomb, not a stress test.
+inline constexpr int kMaxThreads = 256;
+
+// A random quantity in microseconds: {"fixed": n} | {"uniform": [a, b]} | {"exponential": mean}.
+struct Distribution {
+  enum class Kind : std::uint8_t { kFixed, kUniform, kExponential };
+  Kind kind = Kind::kFixed;
+  std::int64_t lo = 0;  // kFixed: the value; kUniform: a
+  std::int64_t hi = 0;  // kFixed: the value; kUniform: b (lo <= hi)
+  double mean = 0;      // kExponential only; > 0
+
+  // Distribution::sample: one draw, in microseconds.
+  // Ensures: kFixed -> lo; kUniform -> in [lo, hi]; kExponential -> >= 0, rounded,
+  // capped at 600 s.
+  std::int64_t sample(std::mt19937_64& rng) const;
+};
+
+enum class Role : std::uint8_t {
+  kWaiter,           // arms a timeout on a waiter and parks until resolved
+  kCanceller,        // cancels a random armed waiter or task after delay_us
+  kScheduler,        // schedules tasks on the timer service / queue
+  kTimerThread,      // drives expiry (the timer service thread)
+  kWorkerChurn,      // stops and restarts executor workers every period_us
+  kMutexContender,   // lock_for(timeout_us) on the timed mutex, holds hold_us
+  kWaitGroupMember,  // done() after delay_us
+  kWaitGroupWaiter,  // await(timeout_us)
+  kPoolClient,       // checks out of the pool with timeout_us, holds hold_us
+  kCoroutineTask,    // co_await with_timeout(sleep_for(delay_us), timeout_us)
+  kThrower,          // schedules tasks that throw, after delay_us
+  kCount
+};
+inline constexpr std::size_t kRoleCount = static_cast<std::size_t>(Role::kCount);
+
+// Actor fields, as bits for the role table.
+enum ActorField : std::uint8_t {
+  kFieldTimeout = 1 << 0,
+  kFieldDelay = 1 << 1,
+  kFieldPeriod = 1 << 2,
+  kFieldHold = 1 << 3,
+  kFieldMode = 1 << 4,
+  kFieldCancelProbability = 1 << 5,
+};
+
+// Which optional actor fields each role requires and accepts (role and count are
+// always required). `period_us` on a scheduler is further tied to its mode: required
+// for fixed_delay/fixed_rate, refused for once.
+struct RoleInfo {
+  Role id;
+  std::string_view name;
+  std::uint8_t required;
+  std::uint8_t allowed;  // superset of required
+  std::string_view description;
+};
+
+inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
+    {Role::kWaiter, "waiter", kFieldTimeout, kFieldTimeout,
+     "arms a timeout (timeout_us) on a waiter and parks until it is resolved"},
+    {Role::kCanceller, "canceller", kFieldDelay, kFieldDelay,
+     "after delay_us, cancels a random armed waiter or scheduled task"},
+    {Role::kScheduler, "scheduler", kFieldDelay,
+     kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability,
+     "schedules tasks delay_us ahead (mode once|fixed_delay|fixed_rate with period_us); "
+     "cancels each with cancel_probability"},
+    {Role::kTimerThread, "timer_thread", 0, 0, "runs the timer service's expiry loop"},
+    {Role::kWorkerChurn, "worker_churn", kFieldPeriod, kFieldPeriod,
+     "every period_us, stops one executor worker and restarts it"},
+    {Role::kMutexContender, "mutex_contender", kFieldTimeout, kFieldTimeout | kFieldHold,
+     "lock_for(timeout_us) on the timed mutex; holds it for hold_us"},
+    {Role::kWaitGroupMember, "wait_group_member", kFieldDelay, kFieldDelay,
+     "calls done() on the wait group after delay_us"},
+    {Role::kWaitGroupWaiter, "wait_group_waiter", kFieldTimeout, kFieldTimeout,
+     "awaits the wait group with timeout_us"},
+    {Role::kPoolClient, "pool_client", kFieldTimeout, kFieldTimeout | kFieldHold,
+     "checks a resource out of the pool with timeout_us; holds it for hold_us"},
+    {Role::kCoroutineTask, "coroutine_task", kFieldTimeout | kFieldDelay,
+     kFieldTimeout | kFieldDelay,
+     "co_await with_timeout(sleep_for(delay_us), timeout_us) on the coroutine executor"},
+    {Role::kThrower, "thrower", kFieldDelay, kFieldDelay,
+     "schedules tasks, delay_us ahead, that throw when run"},
+}};
+
+constexpr std::string_view name_of(Role r) { return kRoleInfo[static_cast<std::size_t>(r)].name; }
+std::optional<Role> role_from_name(std::string_view name);
+
+enum class ScheduleMode : std::uint8_t { kOnce, kFixedDelay, kFixedRate };
+
+struct Actor {
+  Role role = Role::kWaiter;
+  int count = 1;
+  std::optional<Distribution> timeout_us;
+  std::optional<Distribution> delay_us;
+  std::optional<Distribution> period_us;
+  std::optional<Distribution> hold_us;
+  ScheduleMode mode = ScheduleMode::kOnce;
+  double cancel_probability = 0.0;
+};
+
+enum class ClockKind : std::uint8_t { kSteady, kVirtual };
+
+struct EngineConfig {
+  std::vector<std::string> strategies;  // expanded: "all" becomes every catalogued name
+  std::int64_t tick_us = 100;
+  int workers = 1;
+  int token_bits = 32;
+  ClockKind clock = ClockKind::kSteady;
+  int pool_size = 1;
+};
+
+struct FaultSpec {
+  FaultPoint point = FaultPoint::kTokenBeforeResolveCas;
+  stress::FaultAction action = stress::FaultAction::kDelay;
+  Distribution delay_us;  // kFixed or kUniform, in [0, 1 s]; zero for kYield
+  double probability = 0.0;
+};
+
+struct RunConfig {
+  std::uint64_t operations = 1;
+  double budget_s = 1.0;
+  std::uint64_t seed = 1;
+  std::uint64_t max_pending = 100000;  // live timers; the runner stops scheduling here
+};
+
+// Correctness oracles. Each counts violations per case; expect.<name> is the number
+// allowed (default 0).
+enum class Oracle : std::uint8_t {
+  kDoubleResume,
+  kLostWakeup,
+  kFiredAfterCancel,
+  kEarlyFire,
+  kLostTimer,
+  kWrongResult,
+  kWaitGroupNegative,
+  kMutualExclusion,
+  kTaskExceptions,
+  kConservation,
+  kCount
+};
+inline constexpr std::size_t kOracleCount = static_cast<std::size_t>(Oracle::kCount);
+inline constexpr std::array<std::string_view, kOracleCount> kOracleNames{
+    "double_resume",   "lost_wakeup",  "fired_after_cancel",  "early_fire",
+    "lost_timer",      "wrong_result", "wait_group_negative", "mutual_exclusion",
+    "task_exceptions", "conservation"};
+constexpr std::string_view name_of(Oracle o) { return kOracleNames[static_cast<std::size_t>(o)]; }
+
+// Upper bounds on a latency histogram, in microseconds; unset means unbounded.
+struct LatencyBound {
+  std::optional<std::int64_t> p50_max, p90_max, p99_max, p999_max, max;
+};
+
+struct Expectations {
+  std::array<std::uint64_t, kOracleCount> max_violations{};  // all 0 by default
+  // expect.at_least: violations that MUST occur (all 0 by default). For scenarios
+  // that demonstrate a predicted failure of the real code (aba_wraparound_narrow:
+  // the RFC's wraparound at 3 bits); the case fails if fewer are seen.
+  std::array<std::uint64_t, kOracleCount> min_violations{};
+  LatencyBound fire_lateness_us;
+  LatencyBound cancel_to_resume_us;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;  // the path, or "builtin:<file>" for the embedded suite
+  Json document;       // as loaded, for embedding in reports (replay uses it)
+  EngineConfig engine;
+  std::vector<Actor> actors;
+  std::vector<FaultSpec> faults;
+  RunConfig run;
+  Expectations expect;
+  std::vector<Mutant> catches;
+  // Mutants caught only by ThreadSanitizer (a data race with no other symptom):
+  // `tlab check` runs these pairs only in a TSan build (plan.h).
+  std::vector<Mutant> tsan_catches;
+
+  // Scenario::total_threads: sum of actor counts plus engine.workers (<= kMaxThreads).
+  int total_threads() const;
+  // Scenario::fault_plans: the faults as stress_control.h plans, ready for configure().
+  std::array<stress::FaultPlan, kFaultPointCount> fault_plans() const;
+};
+
+// ScenarioLoader: the three passes above. Construct once (it compiles the schema).
+class ScenarioLoader {
+ public:
+  ScenarioLoader();
+
+  // ScenarioLoader::load_file: reads and checks `path`; nullopt plus errors on failure.
+  std::optional<Scenario> load_file(const std::string& path, InputErrors& errors) const;
+  // ScenarioLoader::load_text: checks `text`, naming it `source` in errors.
+  std::optional<Scenario> load_text(std::string_view text, const std::string& source,
+                                    InputErrors& errors) const;
+  // ScenarioLoader::load_document: schema and semantic passes over a parsed document.
+  std::optional<Scenario> load_document(const Json& doc, const std::string& source,
+                                        InputErrors& errors) const;
+
+  // ScenarioLoader::load_paths: files as given; directories contribute their *.json
+  // files (except schema.json), sorted. Duplicate scenario names are errors. Returns
+  // the scenarios that loaded; `errors` says what did not.
+  std::vector<Scenario> load_paths(const std::vector<std::string>& paths,
+                                   InputErrors& errors) const;
+  // ScenarioLoader::load_builtin: the suite embedded in the binary at build time.
+  std::vector<Scenario> load_builtin(InputErrors& errors) const;
+
+ private:
+  SchemaValidator schema_;
+};
+
+}  // namespace tlab::tool
