@@ -16,7 +16,7 @@
 #include "base/interrupt.h"
 #include "report/junit.h"
 #include "plan/plan.h"
-#include "strategy_catalogue.h"
+#include "subjects/subjects.h"
 #include "support/fake_runner.h"
 
 namespace tlab::tool {
@@ -169,7 +169,7 @@ TEST(ReportTest, RunPlanAppliesOverrides) {
   o.operations = 5;
   o.budget_s = 0.5;
   specs = plan_run(scenarios, o);
-  ASSERT_EQ(specs.size(), 2 * kStrategyInfo.size());
+  ASSERT_EQ(specs.size(), 2 * strategy_names().size());
   EXPECT_EQ(specs[0].id, "alpha/binary_heap/coro_timer_leak");
   EXPECT_EQ(specs[0].seed, 11u);
   EXPECT_EQ(specs[0].operations, 5u);

@@ -14,7 +14,7 @@
 
 #include "base/embedded.h"
 #include "base/json_input.h"
-#include "strategy_catalogue.h"
+#include "subjects/subjects.h"
 
 namespace tlab::tool {
 namespace {
@@ -121,7 +121,7 @@ TEST(ScenarioTest, DefaultsApplyWhenSectionsAreOmitted) {
   InputErrors errors;
   auto s = loader.load_text(with(""), "f.json", errors);
   ASSERT_TRUE(s);
-  EXPECT_EQ(s->engine.strategies.size(), kStrategyInfo.size());
+  EXPECT_EQ(s->engine.strategies, strategy_names());
   EXPECT_EQ(s->engine.token_bits, 32);
   EXPECT_EQ(s->engine.clock, ClockKind::kSteady);
   EXPECT_EQ(s->run.seed, 1u);
@@ -271,8 +271,14 @@ TEST(ScenarioTest, RoleTableMatchesSchemaEnum) {
     EXPECT_EQ(static_cast<std::size_t>(kRoleInfo[i].id), i);
     EXPECT_EQ(kRoleInfo[i].required & ~kRoleInfo[i].allowed, 0) << kRoleInfo[i].name;
   }
+  // Boundable oracles, and only they, are keys of expect and of expect.at_least.
   const auto expect = schema.at("properties").at("expect").at("properties");
-  for (std::string_view name : kOracleNames) EXPECT_TRUE(expect.contains(name)) << name;
+  const auto at_least = expect.at("at_least").at("properties");
+  for (const OracleInfo& o : kOracleInfo) {
+    EXPECT_EQ(expect.contains(o.name), o.boundable) << o.name;
+    EXPECT_EQ(at_least.contains(o.name), o.boundable) << o.name;
+  }
+  for (const LatencyBoundInfo& b : kLatencyBoundInfo) EXPECT_TRUE(expect.contains(b.key)) << b.key;
 }
 
 // Every scenario embedded in the binary loads, and its name matches its file name.

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "tlab/base/check.h"
 
@@ -83,7 +87,7 @@ std::int64_t Histogram::percentile(double p) const {
   return max();
 }
 
-nlohmann::ordered_json Histogram::to_json() const {
+nlohmann::ordered_json Histogram::to_json(bool exact) const {
   nlohmann::ordered_json j;
   j["unit"] = "ns";
   j["count"] = count_;
@@ -94,7 +98,46 @@ nlohmann::ordered_json Histogram::to_json() const {
   j["p90"] = percentile(90);
   j["p99"] = percentile(99);
   j["p999"] = percentile(99.9);
+  if (exact) {
+    j["negative"] = negative_;
+    // The sum of integers is an integer; %.0Lf prints it exactly (64-bit mantissa).
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0Lf", sum_);
+    j["sum"] = buf;
+    auto& b = j["buckets"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (counts_[i] != 0) b.push_back({i, counts_[i]});
+    }
+  }
   return j;
+}
+
+Histogram Histogram::from_json(const nlohmann::json& j) {
+  Histogram h;
+  h.count_ = j.at("count").get<std::uint64_t>();
+  h.negative_ = j.at("negative").get<std::uint64_t>();
+  h.min_ = j.at("min").get<std::int64_t>();
+  h.max_ = j.at("max").get<std::int64_t>();
+  const std::string sum = j.at("sum").get<std::string>();
+  char* end = nullptr;
+  h.sum_ = std::strtold(sum.c_str(), &end);
+  if (sum.empty() || end == nullptr || *end != '\0') {
+    throw std::invalid_argument("histogram: sum '" + sum + "' is not a number");
+  }
+  std::uint64_t total = 0;
+  for (const auto& pair : j.at("buckets")) {
+    const auto i = pair.at(0).get<std::size_t>();
+    const auto c = pair.at(1).get<std::uint64_t>();
+    if (i >= kBucketCount) throw std::invalid_argument("histogram: bucket index out of range");
+    if (h.counts_.size() <= i) h.counts_.resize(i + 1, 0);
+    h.counts_[i] += c;
+    total += c;
+  }
+  if (total != h.count_) {
+    throw std::invalid_argument("histogram: bucket counts add up to " + std::to_string(total) +
+                                ", not count " + std::to_string(h.count_));
+  }
+  return h;
 }
 
 }  // namespace tlab::tool

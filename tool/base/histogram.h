@@ -58,8 +58,16 @@ class Histogram {
   std::int64_t percentile(double p) const;
 
   // Histogram::to_json: {"unit":"ns","count","min","max","mean","p50","p90","p99",
-  // "p999"} — the shape tool/report/report_schema.json calls latency_summary.
-  nlohmann::ordered_json to_json() const;
+  // "p999"}, the shape tool/report/report_schema.json calls latency_summary; with
+  // `exact`, also "negative", "sum" (a decimal string: the exact sum of the values)
+  // and "buckets" ([[index, count], ...], non-zero buckets only), from which
+  // from_json() rebuilds an identical histogram.
+  nlohmann::ordered_json to_json(bool exact = false) const;
+  // Histogram::from_json: the inverse of to_json(true). Throws
+  // std::invalid_argument (or nlohmann::json::exception) on a document that is
+  // not one: a missing field, a bucket index out of range, counts that do not add
+  // up to "count".
+  static Histogram from_json(const nlohmann::json& j);
 
   // Bucket geometry, exposed for tests.
   static std::size_t index_of(std::int64_t value_ns);

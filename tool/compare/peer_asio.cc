@@ -126,6 +126,6 @@ class AsioSubject final : public Subject {
 
 }  // namespace
 
-std::unique_ptr<Subject> make_asio_subject() { return std::make_unique<AsioSubject>(); }
+std::unique_ptr<Subject> make_asio_subject(std::string_view) { return std::make_unique<AsioSubject>(); }
 
 }  // namespace tlab::tool::compare

@@ -118,6 +118,6 @@ class HeapSubject final : public Subject {
 
 }  // namespace
 
-std::unique_ptr<Subject> make_heap_subject() { return std::make_unique<HeapSubject>(); }
+std::unique_ptr<Subject> make_heap_subject(std::string_view) { return std::make_unique<HeapSubject>(); }
 
 }  // namespace tlab::tool::compare

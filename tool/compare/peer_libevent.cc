@@ -180,7 +180,7 @@ class EventSubject final : public Subject {
 
 }  // namespace
 
-std::unique_ptr<Subject> make_libevent_subject() {
+std::unique_ptr<Subject> make_libevent_subject(std::string_view) {
   // Both must precede any other libevent call.
   static const bool ready = [] {
     event_set_mem_functions(counting_malloc, counting_realloc, counting_free);

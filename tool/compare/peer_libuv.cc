@@ -163,7 +163,7 @@ class UvSubject final : public Subject {
 
 }  // namespace
 
-std::unique_ptr<Subject> make_libuv_subject() {
+std::unique_ptr<Subject> make_libuv_subject(std::string_view) {
   // Before any other libuv call, as uv_replace_allocator requires.
   static const bool replaced = [] {
     uv_replace_allocator(counting_malloc, counting_realloc, counting_calloc, counting_free);

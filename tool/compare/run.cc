@@ -5,24 +5,30 @@
 
 #include <fmt/format.h>
 
-#include "compare/baselines.h"
-#include "compare/subjects.h"
 #include "base/interrupt.h"
+#include "compare/baselines.h"
+#include "compare/subject.h"
+#include "subjects/subjects.h"
 
 namespace tlab::tool::compare {
 namespace {
 
+// The requested strategies in the order asked, then (with --peers) every peer of
+// the subject table, in table order.
 std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
   std::vector<std::unique_ptr<Subject>> v;
   for (const std::string& name : o.strategies) {
-    const auto s = strategy_from_name(name);
-    if (s) v.push_back(make_strategy_subject(*s));
+    const SubjectInfo* row = find_subject(name);
+    if (row != nullptr && row->origin == SubjectOrigin::kStrategy && row->compare != nullptr) {
+      if (auto s = row->compare(row->name)) v.push_back(std::move(s));
+    }
   }
   if (o.peers) {
-    v.push_back(make_libuv_subject());
-    v.push_back(make_libevent_subject());
-    v.push_back(make_asio_subject());
-    v.push_back(make_heap_subject());
+    for (const SubjectInfo& row : subjects()) {
+      if (row.origin == SubjectOrigin::kPeer && row.compare != nullptr) {
+        v.push_back(row.compare(row.name));
+      }
+    }
   }
   return v;
 }

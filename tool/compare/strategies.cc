@@ -137,8 +137,10 @@ class StrategySubject final : public Subject {
 
 }  // namespace
 
-std::unique_ptr<Subject> make_strategy_subject(Strategy s) {
-  return std::make_unique<StrategySubject>(s);
+std::unique_ptr<Subject> make_strategy_subject(std::string_view strategy) {
+  const auto s = strategy_from_name(strategy);
+  if (!s) return nullptr;
+  return std::make_unique<StrategySubject>(*s);
 }
 
 }  // namespace tlab::tool::compare

@@ -1,4 +1,6 @@
 // tlab/tool/compare/subjects.h: the factories of every compared timer facility.
+// They are registered in the subject table (subjects/subjects.h), which is where
+// compare finds them.
 //
 //   make_strategy_subject(s)  one of our queue strategies (strategies.cc): the raw
 //                             queue for the single-thread cost workloads (the way
@@ -16,16 +18,20 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "compare/subject.h"
 #include "tlab/queue/strategy.h"
 
 namespace tlab::tool::compare {
 
-std::unique_ptr<Subject> make_strategy_subject(Strategy s);
-std::unique_ptr<Subject> make_libuv_subject();
-std::unique_ptr<Subject> make_libevent_subject();
-std::unique_ptr<Subject> make_asio_subject();
-std::unique_ptr<Subject> make_heap_subject();
+// Each takes the subject's name (the subject table's CompareFactory shape); the
+// strategy factory returns nullptr for a name that is not a strategy, the peers
+// ignore it.
+std::unique_ptr<Subject> make_strategy_subject(std::string_view strategy);
+std::unique_ptr<Subject> make_libuv_subject(std::string_view);
+std::unique_ptr<Subject> make_libevent_subject(std::string_view);
+std::unique_ptr<Subject> make_asio_subject(std::string_view);
+std::unique_ptr<Subject> make_heap_subject(std::string_view);
 
 }  // namespace tlab::tool::compare

@@ -4,18 +4,19 @@
 // One row per mutant core/ defines (platform/mutant.h), whether or not any layer
 // targets it: a mutant no layer catches is exactly what the matrix exists to show.
 // Layers and what a detection means in each:
-//   | layer    | source                                   | caught when                     | time
-//   to detection            | | scenario | the built-in suite's `catches`, in this   | the case
-//   fails (or the watchdog | detect_us: run start to the  | |          | process through the stress
-//   runner         | sees the hang)                  | first violation over bound   | | model    |
-//   model_* binaries (model_runs.h), each     | Relacy reports a failure        | CPU seconds of
-//   the search up | |          | test's `kills`                            | | to the failing
-//   iteration     | | property | the rapidcheck binary's mutant tests; a   | the test passes (it
-//   asserts a   | the test's time, shrinking   | |          | test names its mutant with |
-//   counterexample was found)      | included                     | |          |
-//   RecordProperty("mutant", name)            |                                 | | | tsan     |
-//   scenarios' `tsan_catches`, run by a TSan  | a ThreadSanitizer report        | detect_us, as
-//   scenario       | |          | build of tlab (this one if it is TSan)    | | |
+// clang-format off
+//   | layer    | source                                    | caught when                     | time to detection             |
+//   |----------|-------------------------------------------|---------------------------------|-------------------------------|
+//   | scenario | the built-in suite's `catches`, in this   | the case fails (or the watchdog | detect_us: run start to the   |
+//   |          | process through the stress runner         | sees the hang)                  | first violation over bound    |
+//   | model    | model_* binaries (model_runs.h), each     | Relacy reports a failure        | CPU seconds of the search up  |
+//   |          | test's `kills`                            |                                 | to the failing iteration      |
+//   | property | the rapidcheck binary's mutant tests; a   | the test passes (it asserts a   | the test's time, shrinking    |
+//   |          | test names its mutant with                | counterexample was found)       | included                      |
+//   |          | RecordProperty("mutant", name)            |                                 |                               |
+//   | tsan     | scenarios' `tsan_catches`, run by a TSan  | a ThreadSanitizer report        | detect_us, as scenario        |
+//   |          | build of tlab (this one if it is TSan)    |                                 |                               |
+// clang-format on
 // A layer whose binary is missing is "unavailable" with the reason; it is never
 // silently skipped. A check that targets a mutant and does not catch it is a
 // survivor: the gate fails on survivors and on mutants caught by no layer.

@@ -10,7 +10,7 @@
 
 #include "report/console.h"
 #include "base/interrupt.h"
-#include "strategy_catalogue.h"
+#include "subjects/subjects.h"
 
 namespace tlab::tool {
 
@@ -18,12 +18,7 @@ namespace {
 
 std::vector<std::string> strategies_for(const Scenario& s, const Overrides& o) {
   if (!o.strategy) return s.engine.strategies;
-  if (*o.strategy == "all") {
-    std::vector<std::string> all;
-    for (const auto& row : kStrategyInfo) all.emplace_back(row.name);
-    return all;
-  }
-  return {*o.strategy};
+  return expand_strategies({*o.strategy});
 }
 
 std::string pair_key(const CaseSpec& spec) {

@@ -24,9 +24,6 @@ namespace tlab::tool {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kVerdictNames{"pass", "fail", "error", "timeout",
-                                                        "interrupted"};
-
 std::string compiler_string() {
 #if defined(__clang__)
   return fmt::format("clang++ {}", __clang_version__);
@@ -63,19 +60,12 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   j["operations"] = c.operations;
   j["budget_s"] = c.budget_s;
   j["expect_fail"] = c.expect_fail;
-  j["verdict"] = name_of(c.result.verdict);
-  if (c.expect_fail) j["caught"] = c.caught();
-  j["violations"] = nlohmann::ordered_json::object();
-  for (const auto& [name, v] : c.result.violations) {
-    j["violations"][name] = {{"count", v.count}, {"first_example", v.first_example}};
+  // The result's own JSON (runner/case_result.h), with "caught" after the verdict.
+  const nlohmann::ordered_json result = c.result.to_json();
+  for (auto it = result.begin(); it != result.end(); ++it) {
+    j[it.key()] = it.value();
+    if (it.key() == "verdict" && c.expect_fail) j["caught"] = c.caught();
   }
-  j["counters"] = nlohmann::ordered_json::object();
-  for (const auto& [name, n] : c.result.counters) j["counters"][name] = n;
-  j["latency"] = nlohmann::ordered_json::object();
-  for (const auto& [name, h] : c.result.latency) j["latency"][name] = h.to_json();
-  j["sanitizer_reports"] = c.result.sanitizer_reports;
-  j["duration_s"] = c.result.duration_s;
-  j["message"] = c.result.message;
   if (c.model) {
     const ModelRunRecord& m = *c.model;
     auto opt = [](const auto& v) {
@@ -97,15 +87,6 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
 }
 
 }  // namespace
-
-std::string_view name_of(Verdict v) { return kVerdictNames[static_cast<std::size_t>(v)]; }
-
-std::optional<Verdict> verdict_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < kVerdictNames.size(); ++i) {
-    if (kVerdictNames[i] == name) return static_cast<Verdict>(i);
-  }
-  return std::nullopt;
-}
 
 Environment Environment::detect() {
   Environment e;

@@ -131,15 +131,6 @@ std::int64_t CaseContext::elapsed_ns() const { return steady_ns() - start_ns_; }
 
 std::string CaseContext::at(std::int64_t t) const { return "t=" + fmt_ns(t - start_ns_); }
 
-bool CaseContext::over_bound_locked(const std::string& key) const {
-  auto it = violations_.find(key);
-  if (it == violations_.end()) return false;
-  for (std::size_t i = 0; i < kOracleCount; ++i) {
-    if (kOracleNames[i] == key) return it->second.count > scenario().expect.max_violations[i];
-  }
-  return it->second.count > 0;
-}
-
 void CaseContext::violation(Oracle o, const std::string& example) {
   violation_named(std::string(name_of(o)), example);
 }
@@ -148,7 +139,7 @@ void CaseContext::violation_named(const std::string& key, const std::string& exa
   std::lock_guard lk(mu_);
   ViolationRecord& r = violations_[key];
   if (r.count++ == 0) r.first_example = example;
-  if (!detected_ && over_bound_locked(key)) {
+  if (!detected_ && over_bound(scenario().expect, key, r.count)) {
     detected_ = true;
     counters_["detect_us"] =
         static_cast<std::uint64_t>(std::max<std::int64_t>(0, elapsed_ns() / 1000));
@@ -192,31 +183,21 @@ std::string CaseContext::actor_report() const {
   return out;
 }
 
-nlohmann::json CaseContext::snapshot(Verdict v, const std::string& message, bool with_samples) {
-  nlohmann::json j;
-  j["verdict"] = std::string(tool::name_of(v));
+CaseResult CaseContext::snapshot(Verdict v, const std::string& message, bool with_samples) {
+  CaseResult r;
+  r.verdict = v;
   std::lock_guard lk(mu_);
-  nlohmann::json viol = nlohmann::json::object();
-  for (const auto& [k, r] : violations_)
-    viol[k] = {{"count", r.count}, {"first_example", r.first_example}};
-  j["violations"] = viol;
-  nlohmann::json counters = nlohmann::json::object();
-  for (const auto& [k, n] : counters_) counters[k] = n;
-  counters["operations_done"] = ops_done();
-  j["counters"] = counters;
-  std::string msg = message;
-  if (!notes_.empty()) msg += (msg.empty() ? "" : "; ") + notes_;
-  j["message"] = msg;
-  nlohmann::json samples = nlohmann::json::object();
+  r.violations = violations_;
+  r.counters = counters_;
+  r.counters["operations_done"] = ops_done();
+  r.message = message;
+  if (!notes_.empty()) r.message += (r.message.empty() ? "" : "; ") + notes_;
   for (std::size_t i = 0; with_samples && i < kLatencyCount; ++i) {
-    std::vector<std::int64_t> all;
-    for (const ActorLog& log : logs_) {
-      all.insert(all.end(), log.samples[i].begin(), log.samples[i].end());
-    }
-    if (!all.empty()) samples[std::string(kLatencyNames[i])] = std::move(all);
+    Histogram all;
+    for (const ActorLog& log : logs_) all.merge(log.latency[i]);
+    if (all.count() > 0) r.latency[std::string(kLatencyNames[i])] = std::move(all);
   }
-  j["samples"] = samples;
-  return j;
+  return r;
 }
 
 }  // namespace tlab::tool::runner

@@ -10,7 +10,7 @@
 //   |----------------------|-------------------------------------------|-----------------|
 //   | an oracle violation  | violation(Oracle, sentence)               | one lock        |
 //   | a counter            | add(name, n)                              | one lock        |
-//   | a latency sample     | sample(Latency, ns) into its ActorLog     | push_back       |
+//   | a latency sample     | sample(Latency, ns) into its ActorLog     | Histogram::record|
 //   | its state            | ActorState::set(phase, object)            | 3 relaxed stores|
 //   | one unit of work     | take_op(left): its share of run.operations| one fetch_add   |
 //
@@ -81,10 +81,11 @@ struct ActorState {
   void set(Phase p, std::uint64_t obj = 0);
 };
 
-// Samples recorded by one actor; merged into histograms by the parent process.
+// Latency recorded by one actor: one histogram per kind, so memory stays constant
+// however many operations the case runs; merged when the case reports.
 struct ActorLog {
-  std::array<std::vector<std::int64_t>, kLatencyCount> samples;
-  void sample(Latency l, std::int64_t ns) { samples[static_cast<std::size_t>(l)].push_back(ns); }
+  std::array<Histogram, kLatencyCount> latency;
+  void sample(Latency l, std::int64_t ns) { latency[static_cast<std::size_t>(l)].record(ns); }
 };
 
 class CaseContext {
@@ -136,15 +137,14 @@ class CaseContext {
   std::string at(std::int64_t steady_ns) const;  // "t=1.234ms"
 
   // CaseContext::snapshot: the result so far (violations, counters, message) plus,
-  // with `samples`, every actor log's samples (only once the actors are joined), as
-  // the JSON the child sends to the parent.
-  nlohmann::json snapshot(Verdict v, const std::string& message, bool samples);
+  // with `samples`, every actor log's histograms merged (only once the actors are
+  // joined): what the child sends to the parent (runner/case_result.h). The
+  // verdict is `v` for a forced end and is otherwise left for the parent to judge.
+  CaseResult snapshot(Verdict v, const std::string& message, bool samples);
   // CaseContext::actor_report: one line per actor, for a timeout.
   std::string actor_report() const;
 
  private:
-  bool over_bound_locked(const std::string& key) const;
-
   const CaseSpec& spec_;
   const std::int64_t start_ns_;
   std::atomic<bool> stop_{false};

@@ -1,8 +1,9 @@
-// tlab/tool/runner/engines.h: the engine drivers of the stress runner, and which
-// one a scenario exercises.
+// tlab/tool/runner/engines.h: the engine drivers of the stress runner.
 //
-// A scenario's roles decide the engine (scenarios/README.md, "Which engine runs").
-// timer_thread and canceller may join any row that has a timer service.
+// A scenario's roles decide the engine: the engine rows of the subject table
+// (subjects/subjects.h, engine_for) say which roles each driver accepts and hold a
+// pointer to its run_*_engine function below; scenarios/README.md, "Which engine
+// runs", documents the same table:
 //
 // clang-format off
 //   | roles present                                 | engine                                                  | strategy |
@@ -50,9 +51,6 @@
 
 namespace tlab::tool::runner {
 
-enum class EngineKind : std::uint8_t { kService, kExecutor, kMutex, kWaitGroup, kPool, kCoroutine };
-std::string_view name_of(EngineKind k);
-
 inline constexpr std::array<int, 5> kSupportedTokenBits{3, 4, 8, 16, 32};
 
 // with_token_bits: calls f.template operator()<B>() with B == bits, for each width
@@ -71,10 +69,6 @@ void with_token_bits(int bits, F&& f) {
       throw std::invalid_argument("token_bits not instantiated: " + std::to_string(bits));
   }
 }
-
-// engine_for: the engine a scenario exercises; nullopt plus `why` if its roles do
-// not form a supported mix or its clock/width is not supported.
-std::optional<EngineKind> engine_for(const Scenario& s, std::string& why);
 
 // The drivers. Each returns normally after its end-of-case analysis.
 void run_service_engine(CaseContext& ctx);

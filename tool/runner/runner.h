@@ -37,15 +37,11 @@
 #include <string>
 #include <vector>
 
-#include "base/histogram.h"
+#include "runner/case_result.h"
 #include "scenario/scenario.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
-
-enum class Verdict : std::uint8_t { kPass, kFail, kError, kTimeout, kInterrupted };
-std::string_view name_of(Verdict v);
-std::optional<Verdict> verdict_from_name(std::string_view name);
 
 struct CaseSpec {
   std::string id;  // "<scenario>/<strategy>" or "<scenario>/<strategy>/<mutant>"
@@ -58,26 +54,6 @@ struct CaseSpec {
   // True for `tlab check`'s mutant cases: the case exists to prove `mutant` is
   // caught, so its failing is the good outcome.
   bool expect_fail = false;
-};
-
-struct ViolationRecord {
-  std::uint64_t count = 0;
-  std::string first_example;  // a human sentence naming the actor, timer and times
-};
-
-struct CaseResult {
-  Verdict verdict = Verdict::kError;
-  // Keys are oracle names (scenario.h kOracleNames) or "latency.<histogram>" for a
-  // broken latency bound, or "sanitizer" for a TSan report.
-  std::map<std::string, ViolationRecord> violations;
-  std::map<std::string, std::uint64_t> counters;  // armed, fired, cancelled, ...
-  // fire_lateness, cancel_to_resume, schedule_cost, cancel_cost, ...
-  std::map<std::string, Histogram> latency;
-  std::vector<std::string> sanitizer_reports;
-  double duration_s = 0.0;
-  // error/timeout/interrupted: what happened, and for a timeout the state of every
-  // actor (for example "waiter#3: parked on token 0x2a since 4.1 s").
-  std::string message;
 };
 
 struct RunContext {

@@ -21,8 +21,10 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.h"
+#include "oracles/oracles.h"
 #include "runner/case_context.h"
 #include "runner/engines.h"
+#include "subjects/subjects.h"
 #include "tlab/platform/stress_control.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -80,24 +82,6 @@ void write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-std::string_view name_of(EngineKind k) {
-  switch (k) {
-    case EngineKind::kService:
-      return "timer_service";
-    case EngineKind::kExecutor:
-      return "executor";
-    case EngineKind::kMutex:
-      return "timed_mutex";
-    case EngineKind::kWaitGroup:
-      return "timed_wait_group";
-    case EngineKind::kPool:
-      return "pool";
-    case EngineKind::kCoroutine:
-      return "coroutine_loop";
-  }
-  return "?";
-}
-
 int count_of(const Scenario& s, Role r) {
   int n = 0;
   for (const Actor& a : s.actors) {
@@ -130,62 +114,6 @@ void set_rescue_hook(std::function<void(std::size_t)> hook) {
   g_rescue = std::move(hook);
 }
 
-std::optional<EngineKind> engine_for(const Scenario& s, std::string& why) {
-  std::array<bool, kRoleCount> has{};
-  for (const Actor& a : s.actors) has[static_cast<std::size_t>(a.role)] = a.count > 0;
-  auto h = [&](Role r) { return has[static_cast<std::size_t>(r)]; };
-  auto only = [&](std::initializer_list<Role> allowed) {
-    for (std::size_t i = 0; i < kRoleCount; ++i) {
-      if (!has[i]) continue;
-      if (std::find(allowed.begin(), allowed.end(), static_cast<Role>(i)) == allowed.end()) {
-        why = fmt::format("role {} cannot join this engine's roles", kRoleInfo[i].name);
-        return false;
-      }
-    }
-    return true;
-  };
-  std::optional<EngineKind> k;
-  if (h(Role::kCoroutineTask)) {
-    if (only({Role::kCoroutineTask})) k = EngineKind::kCoroutine;
-  } else if (h(Role::kWorkerChurn)) {
-    if (only({Role::kWorkerChurn, Role::kScheduler, Role::kCanceller, Role::kThrower}))
-      k = EngineKind::kExecutor;
-  } else if (h(Role::kMutexContender)) {
-    if (only({Role::kMutexContender, Role::kTimerThread})) k = EngineKind::kMutex;
-  } else if (h(Role::kWaitGroupMember) || h(Role::kWaitGroupWaiter)) {
-    if (only({Role::kWaitGroupMember, Role::kWaitGroupWaiter, Role::kTimerThread}))
-      k = EngineKind::kWaitGroup;
-  } else if (h(Role::kPoolClient)) {
-    if (only({Role::kPoolClient, Role::kTimerThread})) k = EngineKind::kPool;
-  } else if (h(Role::kWaiter) || h(Role::kScheduler) || h(Role::kThrower)) {
-    if (only({Role::kWaiter, Role::kCanceller, Role::kScheduler, Role::kThrower,
-              Role::kTimerThread}))
-      k = EngineKind::kService;
-  } else {
-    why = "no actor does work (add a waiter, scheduler, thrower, contender, ... )";
-  }
-  if (!k) return std::nullopt;
-  if (count_of(s, Role::kTimerThread) > 1) {
-    why = "timer_thread count must be 1: the timer service has one thread";
-    return std::nullopt;
-  }
-  if (std::find(kSupportedTokenBits.begin(), kSupportedTokenBits.end(), s.engine.token_bits) ==
-      kSupportedTokenBits.end()) {
-    why = fmt::format(
-        "engine.token_bits {} is not instantiated in this runner (supported: 3, 4, 8, 16, 32)",
-        s.engine.token_bits);
-    return std::nullopt;
-  }
-  if (s.engine.clock == ClockKind::kVirtual &&
-      (*k != EngineKind::kService || h(Role::kWaiter) || h(Role::kTimerThread))) {
-    why =
-        "engine.clock virtual needs a timer-service scenario whose actors are only schedulers, "
-        "throwers and cancellers (no blocking actor, no timer thread): it runs on one thread";
-    return std::nullopt;
-  }
-  return k;
-}
-
 [[noreturn]] void emit_and_exit(CaseContext& ctx, std::optional<Verdict> forced,
                                 const std::string& message) {
   if (g_emitted.exchange(true)) {
@@ -194,7 +122,8 @@ std::optional<EngineKind> engine_for(const Scenario& s, std::string& why) {
   }
   // Samples only when nobody can still be writing them (a normal end).
   const bool normal = !forced.has_value();
-  nlohmann::json j = ctx.snapshot(forced.value_or(Verdict::kPass), message, normal);
+  nlohmann::ordered_json j =
+      ctx.snapshot(forced.value_or(Verdict::kPass), message, normal).to_json();
   j["forced"] = forced.has_value();
   write_all(g_result_fd, j.dump());
   ::close(g_result_fd);
@@ -239,7 +168,8 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
   }
 }
 
-[[noreturn]] void child_main(const CaseSpec& spec, EngineKind kind, int result_fd, int stderr_fd) {
+[[noreturn]] void child_main(const CaseSpec& spec, const SubjectInfo& engine, int result_fd,
+                             int stderr_fd) {
   g_result_fd = result_fd;
   ::dup2(stderr_fd, 2);
   ::close(stderr_fd);
@@ -254,27 +184,8 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
     // The monitor starts once the driver has registered its actors (it reads the
     // actor list without a lock): drivers call ctx.actors_ready().
     ctx.on_actors_ready = [&] { monitor = std::thread([&] { monitor_loop(ctx, done); }); };
-    switch (kind) {
-      case EngineKind::kService:
-        run_service_engine(ctx);
-        break;
-      case EngineKind::kExecutor:
-        run_executor_engine(ctx);
-        break;
-      case EngineKind::kMutex:
-        run_mutex_engine(ctx);
-        break;
-      case EngineKind::kWaitGroup:
-        run_wait_group_engine(ctx);
-        break;
-      case EngineKind::kPool:
-        run_pool_engine(ctx);
-        break;
-      case EngineKind::kCoroutine:
-        run_coroutine_engine(ctx);
-        break;
-    }
-    message = fmt::format("engine {}", name_of(kind));
+    engine.run_case(ctx);
+    message = fmt::format("engine {}", engine.name);
   } catch (const std::exception& e) {
     forced = Verdict::kError;
     message = fmt::format("driver threw: {}", e.what());
@@ -298,43 +209,6 @@ std::string tail_lines(const std::string& text, std::size_t max_chars) {
   return "..." + text.substr(text.size() - max_chars);
 }
 
-void check_bound(CaseResult& r, const std::string& name, const Histogram& h,
-                 const LatencyBound& b) {
-  const auto check = [&](const std::optional<std::int64_t>& bound_us, double pct,
-                         const char* label) {
-    if (!bound_us || h.count() == 0) return;
-    const std::int64_t v = pct >= 100 ? h.max() : h.percentile(pct);
-    if (v > *bound_us * 1000) {
-      ViolationRecord& rec = r.violations["latency." + name];
-      if (rec.count++ == 0) {
-        rec.first_example = fmt::format("{} {} = {} exceeds the bound {} us ({} samples)", name,
-                                        label, fmt_ns(v), *bound_us, h.count());
-      }
-    }
-  };
-  check(b.p50_max, 50, "p50");
-  check(b.p90_max, 90, "p90");
-  check(b.p99_max, 99, "p99");
-  check(b.p999_max, 99.9, "p99.9");
-  check(b.max, 100, "max");
-}
-
-Verdict verdict_of(const Scenario& s, CaseResult& r) {
-  bool fail = false;
-  for (const auto& [key, rec] : r.violations) {
-    std::uint64_t bound = 0;
-    for (std::size_t i = 0; i < kOracleCount; ++i) {
-      if (kOracleNames[i] == key) bound = s.expect.max_violations[i];
-    }
-    if (key.rfind("at_least.", 0) == 0) {
-      fail = true;
-      continue;
-    }
-    if (rec.count > bound) fail = true;
-  }
-  return fail ? Verdict::kFail : Verdict::kPass;
-}
-
 }  // namespace
 
 }  // namespace runner
@@ -344,8 +218,8 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   CaseResult result;
   const Scenario& s = *spec.scenario;
   std::string why;
-  const std::optional<EngineKind> kind = engine_for(s, why);
-  if (!kind) {
+  const SubjectInfo* engine = engine_for(s, why);
+  if (engine == nullptr) {
     result.verdict = Verdict::kError;
     result.message = "scenario not supported by the stress runner: " + why;
     return result;
@@ -373,7 +247,7 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   }
   if (pid == 0) {
     ::close(pipefd[0]);
-    child_main(spec, *kind, pipefd[1], errfd);
+    child_main(spec, *engine, pipefd[1], errfd);
   }
   ::close(pipefd[1]);
   ::close(errfd);
@@ -432,71 +306,44 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
                     hard_limit_s - spec.budget_s, tail_lines(captured, 2000));
     return result;
   }
-  nlohmann::json j;
-  bool parsed = false;
+  std::optional<CaseResult> reported;
+  bool forced = false;
   if (!payload.empty()) {
-    j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-    parsed = !j.is_discarded();
+    const nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) {
+      try {
+        reported = CaseResult::from_json(j);
+        forced = j.at("forced").get<bool>();
+      } catch (const std::exception&) {
+        reported.reset();
+      }
+    }
   }
-  if (!parsed) {
+  const std::vector<std::string> sanitizer = std::move(result.sanitizer_reports);
+  const double duration = result.duration_s;
+  if (reported) {
+    result = std::move(*reported);
+    result.sanitizer_reports = sanitizer;
+    result.duration_s = duration;
+  } else {
     // The child died before reporting: a core invariant (TLAB_CHECK abort) or a crash.
     std::string how =
         WIFSIGNALED(status)
             ? fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)))
             : fmt::format("exited with status {}", WEXITSTATUS(status));
-    ViolationRecord& rec = result.violations["crash"];
+    ViolationRecord& rec = result.violations[std::string(name_of(Oracle::kCrash))];
     rec.count = 1;
     rec.first_example = fmt::format("the case's process {} before reporting; its stderr ends: {}",
                                     how, tail_lines(captured, 1500));
     result.verdict = Verdict::kFail;
     result.message = "crash: " + how;
-  } else {
-    for (const auto& [k, v] : j["violations"].items()) {
-      result.violations[k] =
-          ViolationRecord{v["count"].get<std::uint64_t>(), v["first_example"].get<std::string>()};
-    }
-    for (const auto& [k, v] : j["counters"].items()) result.counters[k] = v.get<std::uint64_t>();
-    for (const auto& [k, v] : j["samples"].items()) {
-      Histogram h;
-      for (const auto& x : v) h.record(x.get<std::int64_t>());
-      result.latency[k] = std::move(h);
-    }
-    result.message = j["message"].get<std::string>();
-    const Verdict child =
-        verdict_from_name(j["verdict"].get<std::string>()).value_or(Verdict::kError);
-    if (j["forced"].get<bool>()) result.verdict = child;
   }
-  if (auto it = result.latency.find("fire_lateness"); it != result.latency.end()) {
-    check_bound(result, "fire_lateness", it->second, s.expect.fire_lateness_us);
+  result.subject = std::string(engine->name);
+  judge(s.expect, promises_of_case(*engine, spec.strategy), result, forced || !reported);
+  if (forced && result.verdict == Verdict::kTimeout && !result.sanitizer_reports.empty()) {
+    result.message += "\n(and ThreadSanitizer reported " +
+                      std::to_string(result.sanitizer_reports.size()) + " finding(s))";
   }
-  if (auto it = result.latency.find("cancel_to_resume"); it != result.latency.end()) {
-    check_bound(result, "cancel_to_resume", it->second, s.expect.cancel_to_resume_us);
-  }
-  for (std::size_t i = 0; i < kOracleCount; ++i) {
-    const std::uint64_t need = s.expect.min_violations[i];
-    if (need == 0) continue;
-    auto it = result.violations.find(std::string(kOracleNames[i]));
-    const std::uint64_t seen = it == result.violations.end() ? 0 : it->second.count;
-    if (seen < need) {
-      result.violations["at_least." + std::string(kOracleNames[i])] = ViolationRecord{
-          1, fmt::format("expect.at_least requires {} {} violation(s); the case saw {}", need,
-                         kOracleNames[i], seen)};
-    }
-  }
-  if (!result.sanitizer_reports.empty()) {
-    ViolationRecord& rec = result.violations["sanitizer"];
-    rec.count = result.sanitizer_reports.size();
-    rec.first_example = tail_lines(result.sanitizer_reports.front(), 600);
-  }
-  if (!parsed) return result;
-  if (j["forced"].get<bool>()) {
-    if (result.verdict == Verdict::kTimeout && !result.sanitizer_reports.empty()) {
-      result.message += "\n(and ThreadSanitizer reported " +
-                        std::to_string(result.sanitizer_reports.size()) + " finding(s))";
-    }
-    return result;
-  }
-  result.verdict = verdict_of(s, result);
   return result;
 }
 

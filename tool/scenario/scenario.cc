@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "base/embedded.h"
-#include "strategy_catalogue.h"
+#include "subjects/subjects.h"
 
 namespace tlab::tool {
 
@@ -19,12 +19,6 @@ namespace {
 
 // Exponential draws are capped where every other duration field is: 600 s.
 constexpr double kMaxSampleUs = 600e6;
-
-std::string join_names(auto&& rows) {
-  std::vector<std::string_view> names;
-  for (const auto& r : rows) names.push_back(r.name);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
 
 // Checker: the semantic pass. Holds the file name and the error list so every
 // check is one line; `ok()` says whether anything was added.
@@ -103,10 +97,10 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
     const std::string ptr = fmt::format("/engine/strategies/{}", i);
     if (names[i] == "all") {
       if (names.size() != 1) check.error(ptr, "\"all\" must be the only entry when present");
-      for (const auto& row : kStrategyInfo) s.engine.strategies.emplace_back(row.name);
+      for (std::string& n : strategy_names()) s.engine.strategies.push_back(std::move(n));
     } else if (!is_strategy(names[i])) {
-      check.error(ptr, fmt::format("unknown strategy '{}' (known: all, {})", names[i],
-                                   join_names(kStrategyInfo)));
+      check.error(ptr, fmt::format("unknown strategy '{}' (known: {})", names[i],
+                                   fmt::join(strategy_names(/*with_all=*/true), ", ")));
     } else {
       s.engine.strategies.push_back(names[i]);
     }
@@ -208,12 +202,12 @@ void read_faults(const Json& doc, Scenario& s, Checker& check) {
 void read_expect(const Json& doc, Scenario& s) {
   auto it = doc.find("expect");
   if (it == doc.end()) return;
-  for (std::size_t i = 0; i < kOracleCount; ++i) {
-    s.expect.max_violations[i] = it->value(std::string(kOracleNames[i]), std::uint64_t{0});
-  }
-  if (auto least = it->find("at_least"); least != it->end()) {
-    for (std::size_t i = 0; i < kOracleCount; ++i) {
-      s.expect.min_violations[i] = least->value(std::string(kOracleNames[i]), std::uint64_t{0});
+  for (const OracleInfo& o : kOracleInfo) {
+    if (!o.boundable) continue;
+    const auto i = static_cast<std::size_t>(o.id);
+    s.expect.max_violations[i] = it->value(std::string(o.name), std::uint64_t{0});
+    if (auto least = it->find("at_least"); least != it->end()) {
+      s.expect.min_violations[i] = least->value(std::string(o.name), std::uint64_t{0});
     }
   }
   s.expect.fire_lateness_us = read_bound(*it, "fire_lateness_us");

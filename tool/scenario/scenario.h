@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "base/json_input.h"
+#include "oracles/oracles.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/stress_control.h"
@@ -163,33 +164,13 @@ struct RunConfig {
   std::uint64_t max_pending = 100000;  // live timers; the runner stops scheduling here
 };
 
-// Correctness oracles. Each counts violations per case; expect.<name> is the number
-// allowed (default 0).
-enum class Oracle : std::uint8_t {
-  kDoubleResume,
-  kLostWakeup,
-  kFiredAfterCancel,
-  kEarlyFire,
-  kLostTimer,
-  kWrongResult,
-  kWaitGroupNegative,
-  kMutualExclusion,
-  kTaskExceptions,
-  kConservation,
-  kCount
-};
-inline constexpr std::size_t kOracleCount = static_cast<std::size_t>(Oracle::kCount);
-inline constexpr std::array<std::string_view, kOracleCount> kOracleNames{
-    "double_resume",   "lost_wakeup",  "fired_after_cancel",  "early_fire",
-    "lost_timer",      "wrong_result", "wait_group_negative", "mutual_exclusion",
-    "task_exceptions", "conservation"};
-constexpr std::string_view name_of(Oracle o) { return kOracleNames[static_cast<std::size_t>(o)]; }
-
 // Upper bounds on a latency histogram, in microseconds; unset means unbounded.
 struct LatencyBound {
   std::optional<std::int64_t> p50_max, p90_max, p99_max, p999_max, max;
 };
 
+// What must hold (oracles/oracles.h judges it). Indexed by Oracle; only boundable
+// oracles are read from a file, the others stay 0.
 struct Expectations {
   std::array<std::uint64_t, kOracleCount> max_violations{};  // all 0 by default
   // expect.at_least: violations that MUST occur (all 0 by default). For scenarios

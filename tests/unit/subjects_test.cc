@@ -1,0 +1,150 @@
+// Tests of the subject table (tool/subjects/subjects.h): it is the one catalogue
+// of subjects, and scenarios/README.md and scenarios/schema.json say the same.
+#include "subjects/subjects.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "base/embedded.h"
+#include "oracles/oracles.h"
+#include "tlab/queue/strategy.h"
+
+namespace tlab::tool {
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "`a`, `b`" -> "a, b"
+std::string unquote(std::string cell) {
+  cell.erase(std::remove(cell.begin(), cell.end(), '`'), cell.end());
+  while (!cell.empty() && cell.back() == ' ') cell.pop_back();
+  while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+  return cell;
+}
+
+std::vector<std::vector<std::string>> table_rows(const std::string& text, const std::string& after,
+                                                 const std::string& header) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t pos = text.find(after);
+  if (pos == std::string::npos) return rows;
+  pos = text.find(header, pos);
+  if (pos == std::string::npos) return rows;
+  std::istringstream in(text.substr(pos));
+  std::string line;
+  std::getline(in, line);  // header
+  std::getline(in, line);  // |---|
+  while (std::getline(in, line) && line.rfind("|", 0) == 0) {
+    std::vector<std::string> cells;
+    std::size_t start = 1;
+    for (std::size_t bar; (bar = line.find('|', start)) != std::string::npos; start = bar + 1) {
+      cells.push_back(unquote(line.substr(start, bar - start)));
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// Strategies are derived from core's catalogue, in its order, and nothing else is
+// a strategy.
+TEST(SubjectsTest, StrategiesComeFromCore) {
+  std::vector<std::string> from_core;
+  for (const StrategyInfo& s : kStrategyInfo) from_core.emplace_back(s.name);
+  EXPECT_EQ(strategy_names(), from_core);
+  EXPECT_EQ(expand_strategies({"all"}), from_core);
+  for (const std::string& s : from_core) EXPECT_TRUE(is_strategy(s)) << s;
+  EXPECT_FALSE(is_strategy("all"));
+  EXPECT_FALSE(is_strategy("timer_service"));
+}
+
+// Names are unique, and every row can be used: an engine runs cases, a strategy
+// or a peer is compared.
+TEST(SubjectsTest, RowsAreUniqueAndUsable) {
+  std::set<std::string_view> names;
+  for (const SubjectInfo& s : subjects()) {
+    EXPECT_TRUE(names.insert(s.name).second) << "duplicate subject " << s.name;
+    EXPECT_FALSE(s.summary.empty()) << s.name;
+    if (s.origin == SubjectOrigin::kEngine) {
+      EXPECT_NE(s.run_case, nullptr) << s.name;
+      EXPECT_FALSE(s.primary.empty()) << s.name;
+    } else {
+      EXPECT_NE(s.compare, nullptr) << s.name;
+    }
+  }
+}
+
+// The engine table in scenarios/README.md is this table: same rows in the same
+// (selection) order, roles, strategy use and promises.
+TEST(SubjectsTest, ReadmeEngineTableMatches) {
+  const std::string readme = read(TLAB_SOURCE_DIR "/scenarios/README.md");
+  const auto rows =
+      table_rows(readme, "## Which engine runs", "| subject | primary roles | also accepts |");
+  std::vector<const SubjectInfo*> engines;
+  for (const SubjectInfo& s : subjects()) {
+    if (s.origin == SubjectOrigin::kEngine) engines.push_back(&s);
+  }
+  ASSERT_EQ(rows.size(), engines.size()) << "README engine table rows";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SubjectInfo& e = *engines[i];
+    ASSERT_EQ(rows[i].size(), 5u) << e.name;
+    EXPECT_EQ(rows[i][0], e.name);
+    EXPECT_EQ(rows[i][1], e.primary.names()) << e.name;
+    std::string also;
+    for (const RoleInfo& r : kRoleInfo) {
+      if (e.accepts.has(r.id) && !e.primary.has(r.id))
+        also += (also.empty() ? "" : ", ") + std::string(r.name);
+    }
+    EXPECT_EQ(rows[i][2], also) << e.name;
+    EXPECT_EQ(rows[i][3] == "Q", e.takes_strategy) << e.name;
+    EXPECT_EQ(rows[i][4], e.promises.names()) << e.name;
+  }
+}
+
+// Every role of the schema is accepted by some engine, and every strategy is
+// named in the README's engine.strategies row.
+TEST(SubjectsTest, SchemaRolesAndReadmeStrategiesAreCovered) {
+  const Json schema = Json::parse(embedded_scenario_schema());
+  const auto roles = schema.at("definitions").at("actor").at("properties").at("role").at("enum");
+  for (const auto& r : roles) {
+    const auto role = role_from_name(r.get<std::string>());
+    ASSERT_TRUE(role) << r;
+    bool accepted = false;
+    for (const SubjectInfo& s : subjects()) accepted = accepted || s.accepts.has(*role);
+    EXPECT_TRUE(accepted) << "no engine accepts role " << r;
+  }
+  const std::string readme = read(TLAB_SOURCE_DIR "/scenarios/README.md");
+  for (const std::string& s : strategy_names()) {
+    EXPECT_NE(readme.find("`" + s + "`"), std::string::npos) << s;
+  }
+}
+
+// Every oracle's promise is made by at least one subject: no oracle is dead.
+TEST(SubjectsTest, EveryOraclePromiseIsMadeBySomeEngine) {
+  for (const OracleInfo& o : kOracleInfo) {
+    if (!o.promise) continue;
+    bool made = false;
+    for (const SubjectInfo& s : subjects())
+      made = made || (s.origin == SubjectOrigin::kEngine && s.promises.has(*o.promise));
+    EXPECT_TRUE(made) << o.name;
+  }
+}
+
+// Without fifo_ties on the strategy, a case over it does not judge FIFO order.
+TEST(SubjectsTest, FifoTiesFollowTheStrategy) {
+  const SubjectInfo* svc = find_subject("timer_service");
+  ASSERT_NE(svc, nullptr);
+  EXPECT_TRUE(promises_of_case(*svc, "binary_heap").has(Promise::kFifoTies));
+  EXPECT_FALSE(promises_of_case(*svc, "hashed_wheel").has(Promise::kFifoTies));
+  EXPECT_TRUE(promises_of_case(*svc, "hashed_wheel").has(Promise::kNeverEarly));
+}
+
+}  // namespace
+}  // namespace tlab::tool

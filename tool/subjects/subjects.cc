@@ -1,0 +1,304 @@
+// tlab/tool/subjects/subjects.cc: see subjects.h. The one catalogue of subjects.
+#include "subjects/subjects.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+#include "compare/subjects.h"
+#include "runner/engines.h"
+#include "tlab/queue/strategy.h"
+
+namespace tlab::tool {
+
+namespace {
+
+using enum Promise;
+using R = Role;
+
+// What every queue strategy promises as a timer queue its owner polls; exact
+// strategies also keep FIFO order among equal deadlines.
+constexpr PromiseSet kQueuePromises = PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly |
+                                      kAccurateCancel | kPendingCount | kVirtualTime;
+// What every engine promises besides its own: nothing lost, nothing twice, never
+// early, cancel results that tell the truth, exact pending counts, and no data race.
+constexpr PromiseSet kEnginePromises = PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly |
+                                       kAccurateCancel | kPendingCount | kThreadSafe;
+
+// Engines, in selection order (subjects.h): the first whose primary role the
+// scenario has. timer_thread may join every row that has a timer service.
+const std::array<SubjectInfo, 6> kEngineSubjects{{
+    {"coroutine_loop",
+     SubjectOrigin::kEngine,
+     SubjectKind::kCoroutineLoop,
+     kEnginePromises | kContainsErrors,
+     {R::kCoroutineTask},
+     {R::kCoroutineTask},
+     {},
+     true,
+     "EventLoop<Q, P>: co_await with_timeout(sleep_for(delay), timeout) (seed 004)",
+     &runner::run_coroutine_engine,
+     nullptr},
+    {"executor",
+     SubjectOrigin::kEngine,
+     SubjectKind::kExecutor,
+     kEnginePromises | kContainsErrors,
+     {R::kWorkerChurn},
+     {R::kWorkerChurn, R::kScheduler, R::kCanceller, R::kThrower},
+     {},
+     false,
+     "seed 003's Executor<P>: per-worker wheels, metronome, merge queue; the strategy is "
+     "recorded, not used",
+     &runner::run_executor_engine,
+     nullptr},
+    {"timed_mutex",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimedWait,
+     kEnginePromises | kMutualExclusion,
+     {R::kMutexContender},
+     {R::kMutexContender, R::kTimerThread},
+     {},
+     true,
+     "TimedMutex<P, token_bits> (RFC 0014's lock?(timeout)) on TimerService<Q, P>",
+     &runner::run_mutex_engine,
+     nullptr},
+    {"timed_wait_group",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimedWait,
+     kEnginePromises | kCounterFloor,
+     {R::kWaitGroupMember, R::kWaitGroupWaiter},
+     {R::kWaitGroupMember, R::kWaitGroupWaiter, R::kTimerThread},
+     {},
+     true,
+     "TimedWaitGroup<P> (seed 002's split counter), one group per round, on TimerService<Q, P>",
+     &runner::run_wait_group_engine,
+     nullptr},
+    {"pool",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimedWait,
+     kEnginePromises | kMutualExclusion,
+     {R::kPoolClient},
+     {R::kPoolClient, R::kTimerThread},
+     {},
+     true,
+     "Pool<int, P, token_bits> of engine.pool_size objects: timed checkout, exclusive hold",
+     &runner::run_pool_engine,
+     nullptr},
+    {"timer_service",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimerFacility,
+     kEnginePromises | kContainsErrors | kFifoTies | kVirtualTime,
+     {R::kWaiter, R::kScheduler, R::kThrower},
+     {R::kWaiter, R::kCanceller, R::kScheduler, R::kThrower, R::kTimerThread},
+     {R::kScheduler, R::kThrower, R::kCanceller},
+     true,
+     "Waiter<P, token_bits> and TimerTasks on TimerService<Q, P> (seeds 000 and 001)",
+     &runner::run_service_engine,
+     nullptr},
+}};
+
+// Peers, with the promises their documentation makes (compare drives them; the
+// scenario side takes them in once they have a generic facility driver).
+const std::array<SubjectInfo, 4> kPeerSubjects{{
+    {"libuv",
+     SubjectOrigin::kPeer,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kFifoTies,
+     {},
+     {},
+     {},
+     false,
+     "uv_timer_start / uv_timer_stop on a uv_loop_t (loop-driven, one thread)",
+     nullptr,
+     &compare::make_libuv_subject},
+    {"libevent",
+     SubjectOrigin::kPeer,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "evtimer_add / evtimer_del on an event_base (loop-driven; evthread locking)",
+     nullptr,
+     &compare::make_libevent_subject},
+    {"asio",
+     SubjectOrigin::kPeer,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly,
+     {},
+     {},
+     {},
+     false,
+     "asio::steady_timer expires_after / async_wait / cancel on an io_context",
+     nullptr,
+     &compare::make_asio_subject},
+    {"java_timer_heap",
+     SubjectOrigin::kPeer,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "std::priority_queue + mutex + condition variable: java.util.Timer's design (seed 001)",
+     nullptr,
+     &compare::make_heap_subject},
+}};
+
+std::vector<SubjectInfo> build_table() {
+  std::vector<SubjectInfo> rows;
+  for (const StrategyInfo& s : kStrategyInfo) {
+    rows.push_back({s.name,
+                    SubjectOrigin::kStrategy,
+                    SubjectKind::kTimerQueue,
+                    s.exact ? kQueuePromises | kFifoTies : kQueuePromises,
+                    {},
+                    {},
+                    {},
+                    false,
+                    s.summary,
+                    nullptr,
+                    &compare::make_strategy_subject});
+  }
+  rows.insert(rows.end(), kEngineSubjects.begin(), kEngineSubjects.end());
+  rows.insert(rows.end(), kPeerSubjects.begin(), kPeerSubjects.end());
+  return rows;
+}
+
+}  // namespace
+
+std::string_view name_of(SubjectOrigin o) {
+  switch (o) {
+    case SubjectOrigin::kStrategy:
+      return "strategy";
+    case SubjectOrigin::kEngine:
+      return "engine";
+    case SubjectOrigin::kPeer:
+      return "peer";
+  }
+  return "?";
+}
+
+std::string_view name_of(SubjectKind k) {
+  switch (k) {
+    case SubjectKind::kTimerQueue:
+      return "timer_queue";
+    case SubjectKind::kTimerFacility:
+      return "timer_facility";
+    case SubjectKind::kTimedWait:
+      return "timed_wait";
+    case SubjectKind::kExecutor:
+      return "executor";
+    case SubjectKind::kCoroutineLoop:
+      return "coroutine_loop";
+  }
+  return "?";
+}
+
+std::string RoleSet::names() const {
+  std::string out;
+  for (const RoleInfo& r : kRoleInfo) {
+    if (!has(r.id)) continue;
+    if (!out.empty()) out += ", ";
+    out += r.name;
+  }
+  return out;
+}
+
+const std::vector<SubjectInfo>& subjects() {
+  static const std::vector<SubjectInfo> table = build_table();
+  return table;
+}
+
+const SubjectInfo* find_subject(std::string_view name) {
+  for (const SubjectInfo& s : subjects()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> strategy_names(bool with_all) {
+  std::vector<std::string> names;
+  if (with_all) names.emplace_back("all");
+  for (const SubjectInfo& s : subjects()) {
+    if (s.origin == SubjectOrigin::kStrategy) names.emplace_back(s.name);
+  }
+  return names;
+}
+
+std::vector<std::string> expand_strategies(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& n : names) {
+    if (n == "all") {
+      for (std::string& s : strategy_names()) out.push_back(std::move(s));
+    } else {
+      out.push_back(n);
+    }
+  }
+  return out;
+}
+
+bool is_strategy(std::string_view name) {
+  const SubjectInfo* s = find_subject(name);
+  return s != nullptr && s->origin == SubjectOrigin::kStrategy;
+}
+
+const SubjectInfo* engine_for(const Scenario& s, std::string& why) {
+  std::array<bool, kRoleCount> has{};
+  for (const Actor& a : s.actors) has[static_cast<std::size_t>(a.role)] = a.count > 0;
+  const SubjectInfo* chosen = nullptr;
+  for (const SubjectInfo& row : subjects()) {
+    if (row.origin != SubjectOrigin::kEngine || row.run_case == nullptr) continue;
+    bool primary = false;
+    for (std::size_t i = 0; i < kRoleCount; ++i)
+      primary = primary || (has[i] && row.primary.has(static_cast<Role>(i)));
+    if (!primary) continue;
+    for (std::size_t i = 0; i < kRoleCount; ++i) {
+      if (has[i] && !row.accepts.has(static_cast<Role>(i))) {
+        why = fmt::format("role {} cannot join this engine's roles", kRoleInfo[i].name);
+        return nullptr;
+      }
+    }
+    chosen = &row;
+    break;
+  }
+  if (chosen == nullptr) {
+    why = "no actor does work (add a waiter, scheduler, thrower, contender, ... )";
+    return nullptr;
+  }
+  if (runner::count_of(s, Role::kTimerThread) > 1) {
+    why = "timer_thread count must be 1: the timer service has one thread";
+    return nullptr;
+  }
+  const auto& widths = runner::kSupportedTokenBits;
+  if (std::find(widths.begin(), widths.end(), s.engine.token_bits) == widths.end()) {
+    why = fmt::format(
+        "engine.token_bits {} is not instantiated in this runner (supported: 3, 4, 8, 16, 32)",
+        s.engine.token_bits);
+    return nullptr;
+  }
+  if (s.engine.clock == ClockKind::kVirtual) {
+    bool ok = !chosen->virtual_roles.empty();
+    for (std::size_t i = 0; ok && i < kRoleCount; ++i) {
+      ok = !has[i] || chosen->virtual_roles.has(static_cast<Role>(i));
+    }
+    if (!ok) {
+      why =
+          "engine.clock virtual needs a timer-service scenario whose actors are only schedulers, "
+          "throwers and cancellers (no blocking actor, no timer thread): it runs on one thread";
+      return nullptr;
+    }
+  }
+  return chosen;
+}
+
+PromiseSet promises_of_case(const SubjectInfo& engine, std::string_view strategy) {
+  if (!engine.takes_strategy) return engine.promises;
+  const SubjectInfo* q = find_subject(strategy);
+  if (q != nullptr && q->promises.has(kFifoTies)) return engine.promises;
+  return engine.promises.without(kFifoTies);
+}
+
+}  // namespace tlab::tool

@@ -1,0 +1,119 @@
+// tlab/tool/subjects/subjects.h: the subject table: everything tlab can put
+// under a scenario or a comparison, in one catalogue.
+//
+// A subject is a thing whose timer promises tlab checks or measures. Three
+// origins share the table:
+//   | origin   | rows                                              | under a scenario        | in
+//   compare |
+//   |----------|---------------------------------------------------|-------------------------|------------|
+//   | strategy | one per queue strategy (core's kStrategyInfo,     | the queue an engine     | raw
+//   queue  | |          | derived, never listed here)                       | runs over | + service
+//   | | engine   | timer_service, executor, timed_mutex,             | selected by the roles;  | no
+//   | |          | timed_wait_group, pool, coroutine_loop            | runs the case           | |
+//   | peer     | libuv, libevent, asio, java_timer_heap            | not yet                 | yes
+//   |
+//
+// Each row gives the name, the kind, the promises it makes (promise.h; the
+// oracles judge only those), the roles it accepts, how to run a case on it, and
+// how compare drives it. Which engine a scenario exercises is a loop over the
+// engine rows in table order: the first row one of whose `primary` roles the
+// scenario has is chosen, and every role present must be in its `accepts`
+// (scenarios/README.md, "Which engine runs", is checked against this table by
+// tests/unit/subjects_test.cc).
+//
+// To add a subject: one row in kEngineSubjects or kPeerSubjects (subjects.cc),
+// with its driver or compare factory; a strategy is added in core (strategy.h)
+// and appears here by itself.
+//
+// Cost: lookups scan ~15 rows. Ground rules: the table is built once on first use
+// (thread-safe static) and is immutable.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenario/scenario.h"
+#include "subjects/promise.h"
+
+namespace tlab::tool {
+
+namespace runner {
+class CaseContext;
+}
+namespace compare {
+class Subject;
+}
+
+enum class SubjectOrigin : std::uint8_t { kStrategy, kEngine, kPeer };
+enum class SubjectKind : std::uint8_t {
+  kTimerQueue,     // a queue of deadlines an owner polls (insert, cancel, expire)
+  kTimerFacility,  // schedule, cancel and a way to fire (loop- or self-driven)
+  kTimedWait,      // acquire_for(timeout) / release: a timed mutex, semaphore, pool
+  kExecutor,       // workers with timers (seed 003)
+  kCoroutineLoop,  // co_await sleep_for / with_timeout on an event loop
+};
+std::string_view name_of(SubjectOrigin o);
+std::string_view name_of(SubjectKind k);
+
+// A set of roles (scenario.h Role), one bit each.
+class RoleSet {
+ public:
+  constexpr RoleSet() = default;
+  constexpr RoleSet(std::initializer_list<Role> roles) {
+    for (Role r : roles) bits_ |= bit(r);
+  }
+  constexpr bool has(Role r) const { return (bits_ & bit(r)) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
+  std::string names() const;  // "waiter, canceller", in enum order
+
+ private:
+  static constexpr std::uint32_t bit(Role r) { return 1u << static_cast<unsigned>(r); }
+  std::uint32_t bits_ = 0;
+};
+static_assert(kRoleCount <= 32, "RoleSet is a 32-bit mask");
+
+using CaseDriver = void (*)(runner::CaseContext&);
+using CompareFactory = std::unique_ptr<compare::Subject> (*)(std::string_view subject);
+
+struct SubjectInfo {
+  std::string_view name;
+  SubjectOrigin origin;
+  SubjectKind kind;
+  PromiseSet promises;
+  RoleSet primary;        // engines: any of these selects the row
+  RoleSet accepts;        // engines: every role present must be here
+  RoleSet virtual_roles;  // engines: the roles that can run on a virtual clock (empty: none)
+  bool takes_strategy;    // engines: runs over the case's queue strategy
+  std::string_view summary;
+  CaseDriver run_case;     // nullptr: cannot run a scenario case
+  CompareFactory compare;  // nullptr: not measured by compare
+};
+
+// subjects: every row, strategies first (in core's order), then engines (in
+// selection order), then peers.
+const std::vector<SubjectInfo>& subjects();
+// find_subject: the row named `name`, or nullptr.
+const SubjectInfo* find_subject(std::string_view name);
+
+// strategy_names: the strategy subjects' names, in core's order ("all" first if
+// asked): the one expansion of "all" the CLI, plans and scenarios use.
+std::vector<std::string> strategy_names(bool with_all = false);
+// expand_strategies: `names` with "all" replaced by every strategy.
+std::vector<std::string> expand_strategies(const std::vector<std::string>& names);
+// is_strategy: `name` is a strategy subject ("all" is not).
+bool is_strategy(std::string_view name);
+
+// engine_for: the engine row a scenario exercises; nullptr plus `why` when its
+// roles do not form a supported mix, or its clock or token width is not supported.
+const SubjectInfo* engine_for(const Scenario& s, std::string& why);
+
+// promises_of_case: what a case of `engine` over `strategy` promises: the
+// engine's promises, less fifo_ties unless the strategy keeps FIFO order.
+PromiseSet promises_of_case(const SubjectInfo& engine, std::string_view strategy);
+
+}  // namespace tlab::tool
