@@ -19,18 +19,20 @@
 //                                 suites, std::tuple for benchmarks
 //   StrategyList::Wrap<W, List>   List<W<Q>...>, e.g. the coroutine suites' tags
 //
-// How to add a strategy: one header plus one line in StrategyList. Write
-// queue/<name>.h with a class template XQueue<T, P = StdPlatform> that satisfies
-// TimerQueue, catalogue facts included (kName, kExact, kExactNextDeadline,
-// kSummary; the concept says what each means), #include it below and add XQueue to
-// StrategyList. The CLI, the runner's engines, `tlab compare`, the typed unit,
-// property and coroutine suites and the benchmarks then cover it; nothing else
-// lists strategies. A class that misses a fact fails the TimerQueue check; a
-// kName already taken, or a template listed twice, fails the static_asserts below.
+// How to add a strategy: one header plus one line in StrategyList (and its
+// #include). Write queue/<name>.h with a class template XQueue<T, P = StdPlatform>
+// that satisfies TimerQueue, catalogue facts included (kName, kExact,
+// kExactNextDeadline, kSummary; the concept says what each means), #include it
+// below, and insert the line `XQueue,` into StrategyList above its last entry. The
+// CLI (`--strategy`, `tlab list`), the runner's engines, `tlab compare`, the typed
+// unit, property and coroutine suites (tests/support/coro_loops.h) and the
+// benchmarks then cover it; nothing else lists strategies. A class that misses a
+// fact fails the TimerQueue check; a kName already taken, or a template listed
+// twice, fails the static_asserts below (tests/unit/strategy_test.cc shows both).
 //
 // Cost: everything is computed at compile time. At run time strategy_from_name
-// scans kStrategyCount rows and with_queue_type is a chain of at most
-// kStrategyCount compares (the compiler usually makes it a jump table).
+// scans kStrategyCount rows; with_queue_type and with_queue_template are a chain of
+// at most kStrategyCount integer compares, then one call.
 //
 // Ground rules: constants only; no state; safe from any thread. Code outside this
 // header never lists strategies by hand: a hand-kept list silently skips the next
