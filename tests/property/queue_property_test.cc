@@ -147,7 +147,7 @@ void check_after(const Model& after, const Sut<Q>& s) {
   for (const auto& [id, e] : after.pending)
     earliest = std::min(earliest, after.due_instant(e.deadline));
   RC_ASSERT(*next <= earliest);
-  if (kExactNextDeadline<Q>) RC_ASSERT(*next == earliest);
+  if (Q::kExactNextDeadline) RC_ASSERT(*next == earliest);
 }
 
 template <class Q>

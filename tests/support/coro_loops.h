@@ -1,5 +1,6 @@
 // tests/support/coro_loops.h: the coroutine loop over every queue strategy, for
-// typed tests (coro_test.cc, coro_threads_test.cc).
+// typed tests (coro_test.cc, coro_threads_test.cc), one instance per entry of
+// StrategyList (queue/strategy.h).
 //
 //   using Loop = typename Tag::template Loop<ManualStdPlatform>;
 //   TYPED_TEST_SUITE(MySuite, CoroLoopStrategies, CoroLoopName);
@@ -11,11 +12,7 @@
 
 #include "tlab/coro/event_loop.h"
 #include "tlab/platform/std_platform.h"
-#include "tlab/queue/binary_heap.h"
-#include "tlab/queue/hashed_wheel.h"
-#include "tlab/queue/hierarchical_wheel.h"
-#include "tlab/queue/per_worker_wheel.h"
-#include "tlab/queue/sorted_list.h"
+#include "tlab/queue/strategy.h"
 
 namespace tlab::testing {
 
@@ -26,10 +23,8 @@ struct CoroLoopTag {
   using Loop = EventLoop<Q, P>;
 };
 
-using CoroLoopStrategies =
-    ::testing::Types<CoroLoopTag<SortedListQueue>, CoroLoopTag<BinaryHeapQueue>,
-                     CoroLoopTag<HashedWheelQueue>, CoroLoopTag<HierarchicalWheelQueue>,
-                     CoroLoopTag<PerWorkerWheelQueue>>;
+// Every strategy in queue/strategy.h's StrategyList, derived: never list them here.
+using CoroLoopStrategies = StrategyList::Wrap<CoroLoopTag, ::testing::Types>;
 
 // Names typed-test instances after the strategy (CoroTest/binary_heap.X).
 struct CoroLoopName {

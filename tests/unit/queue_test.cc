@@ -286,7 +286,7 @@ TYPED_TEST(QueueContractTest, NextDeadlineBoundsEarliestDue) {
     Instant earliest = Instant::max();
     for (const auto& e : live) earliest = std::min(earliest, this->due(e.first));
     EXPECT_LE(*next, earliest);
-    if (kExactNextDeadline<TypeParam>) {
+    if (TypeParam::kExactNextDeadline) {
       EXPECT_EQ(*next, earliest);
     }
   }
@@ -372,21 +372,6 @@ TYPED_TEST(QueueContractTest, TimeGoingBackwardsDies) {
   EXPECT_DEATH(this->q_.expire(at(ms(9)), [](Id&&, Instant) {}), "time going backwards");
   EXPECT_DEATH(this->q_.expire(kStart - Duration::nanoseconds(1), [](Id&&, Instant) {}),
                "time going backwards");
-}
-
-// ---- strategy names ------------------------------------------------------------
-
-// Every strategy's CLI name maps back to it, and the dispatcher picks the matching class.
-TEST(StrategyTest, NamesRoundTripAndDispatch) {
-  for (const StrategyInfo& row : kStrategyInfo) {
-    EXPECT_EQ(strategy_from_name(row.name), row.id);
-    const std::string_view dispatched =
-        with_queue_type<Id>(row.id, []<class Q>() { return std::string_view(Q::kName); });
-    EXPECT_EQ(dispatched, row.name);
-  }
-  EXPECT_FALSE(strategy_from_name("no_such_queue").has_value());
-  EXPECT_THROW(with_queue_type<Id>(Strategy::kCount, []<class Q>() { return 0; }),
-               std::invalid_argument);
 }
 
 // ---- binary heap ---------------------------------------------------------------

@@ -63,9 +63,7 @@ class TimerServiceTest : public ::testing::Test {
     svc_.check_invariants();
     return n;
   }
-  static bool exact() {
-    return kStrategyInfo[static_cast<std::size_t>(*strategy_from_name(Q::kName))].exact;
-  }
+  static bool exact() { return Q::kExact; }
 
   ManualClock clock_;
   std::vector<std::string> log_;

@@ -116,25 +116,8 @@ class CoroCase {
 void run_coroutine_engine(CaseContext& ctx) {
   const auto strategy = strategy_from_name(ctx.spec().strategy);
   if (!strategy) throw std::invalid_argument("unknown strategy " + ctx.spec().strategy);
-  switch (*strategy) {
-    case Strategy::kBinaryHeap:
-      CoroCase<BinaryHeapQueue>(ctx).run();
-      break;
-    case Strategy::kHashedWheel:
-      CoroCase<HashedWheelQueue>(ctx).run();
-      break;
-    case Strategy::kHierarchicalWheel:
-      CoroCase<HierarchicalWheelQueue>(ctx).run();
-      break;
-    case Strategy::kPerWorkerWheel:
-      CoroCase<PerWorkerWheelQueue>(ctx).run();
-      break;
-    case Strategy::kSortedList:
-      CoroCase<SortedListQueue>(ctx).run();
-      break;
-    case Strategy::kCount:
-      throw std::invalid_argument("not a strategy");
-  }
+  with_queue_template(*strategy,
+                      [&]<template <class, class> class Q>() { CoroCase<Q>(ctx).run(); });
 }
 
 }  // namespace tlab::tool::runner

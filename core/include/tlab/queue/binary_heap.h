@@ -68,6 +68,10 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
  public:
   using Payload = T;
   static constexpr std::string_view kName = "binary_heap";
+  static constexpr bool kExact = true;              // 1 ns tick, FIFO ties
+  static constexpr bool kExactNextDeadline = true;  // the root
+  static constexpr std::string_view kSummary =
+      "indexed 4-ary min-heap; O(log n) insert and cancel (java.util.Timer, asio)";
   // Children of position i are kArity*i+1 .. kArity*i+kArity.
   static constexpr std::size_t kArity = 4;
 

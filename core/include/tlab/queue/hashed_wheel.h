@@ -82,6 +82,10 @@ class HashedWheelQueue : public SlabQueue<HashedWheelQueue<T, P>, detail::Hashed
  public:
   using Payload = T;
   static constexpr std::string_view kName = "hashed_wheel";
+  static constexpr bool kExact = false;              // ticked
+  static constexpr bool kExactNextDeadline = false;  // a lower bound: the next occupied bucket
+  static constexpr std::string_view kSummary =
+      "hashed wheel with rounds; O(1) insert and cancel (Netty HashedWheelTimer)";
   // 2^24 buckets is 128 MiB of list heads: far past any sensible wheel.
   static constexpr std::uint32_t kMaxSlots = 1u << 24;
 

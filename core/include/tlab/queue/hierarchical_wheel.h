@@ -109,6 +109,10 @@ class HierarchicalWheelQueue
  public:
   using Payload = T;
   static constexpr std::string_view kName = "hierarchical_wheel";
+  static constexpr bool kExact = false;             // ticked
+  static constexpr bool kExactNextDeadline = true;  // cached, recomputed exactly
+  static constexpr std::string_view kSummary =
+      "6 levels x 64 slots with occupancy bitmaps; O(1) insert and cancel (tokio, Linux)";
   static constexpr int kLevels = 6;
   static constexpr int kSlotBits = 6;  // 64 slots: one uint64 occupancy word per level
   static constexpr int kSlots = 1 << kSlotBits;

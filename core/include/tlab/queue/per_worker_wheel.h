@@ -106,6 +106,10 @@ class PerWorkerWheelQueue {
  public:
   using Payload = T;
   static constexpr std::string_view kName = "per_worker_wheel";
+  static constexpr bool kExact = false;              // ticked
+  static constexpr bool kExactNextDeadline = false;  // a lower bound: the next live bucket
+  static constexpr std::string_view kSummary =
+      "worker-local wheel with generation-checked lazy cancel (seed 003)";
   // Rebuild a bucket only when it holds at least this many stale entries...
   static constexpr std::uint32_t kCompactMinStale = 8;
   // ...and at least 1/kCompactRatio of its entries are stale (see the header).

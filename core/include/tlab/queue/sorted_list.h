@@ -57,6 +57,10 @@ class SortedListQueue : public SlabQueue<SortedListQueue<T, P>, detail::SortedLi
  public:
   using Payload = T;
   static constexpr std::string_view kName = "sorted_list";
+  static constexpr bool kExact = true;              // 1 ns tick, FIFO ties
+  static constexpr bool kExactNextDeadline = true;  // the head
+  static constexpr std::string_view kSummary =
+      "sorted doubly linked list; O(n) insert, O(1) cancel (the baseline)";
 
   explicit SortedListQueue(QueueConfig cfg = {}) : Base(cfg) {}
 

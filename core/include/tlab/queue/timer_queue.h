@@ -6,12 +6,8 @@
 // expire(now, sink). That is what lets one typed test suite, one rapidcheck model
 // and one benchmark compare every strategy on equal terms.
 //
-// Strategies (CLI names in parentheses):
-//   BinaryHeapQueue         (binary_heap)         exact; O(log n) insert/cancel
-//   SortedListQueue         (sorted_list)         exact; O(n) insert, O(1) cancel
-//   HashedWheelQueue        (hashed_wheel)        ticked; O(1) insert/cancel
-//   HierarchicalWheelQueue  (hierarchical_wheel)  ticked; O(1) insert/cancel
-//   PerWorkerWheelQueue     (per_worker_wheel)    ticked; O(1) insert, lazy cancel
+// The strategies are listed once, in queue/strategy.h (StrategyList), with their
+// costs; each class carries its own catalogue facts (see the concept below).
 //
 // The firing contract, the same for every strategy:
 //   - `tick` is the strategy's granularity (1 ns for the exact ones). Let
@@ -75,11 +71,21 @@ template <class S, class T>
 concept ExpirySink = std::invocable<S&, T&&, Instant>;
 
 template <class Q>
-concept TimerQueue = requires(Q& q, const Q& cq, Instant t, typename Q::Payload p,
-                              TimerHandle h, void (*sink)(typename Q::Payload&&, Instant)) {
+concept TimerQueue = requires(Q& q, const Q& cq, Instant t, typename Q::Payload p, TimerHandle h,
+                              void (*sink)(typename Q::Payload&&, Instant)) {
   typename Q::Payload;
   requires std::constructible_from<Q, QueueConfig>;
+  // Catalogue facts, read by queue/strategy.h:
+  //   kName               the CLI spelling, unique among strategies
+  //   kExact              tick() is 1 ns and equal deadlines fire FIFO
+  //   kExactNextDeadline  next_deadline() is the exact earliest due instant, not
+  //                       only a lower bound (an owner sleeping until a lower bound
+  //                       wakes early, finds nothing due, and asks again)
+  //   kSummary            one line for `tlab list strategies`
   { Q::kName } -> std::convertible_to<std::string_view>;
+  { Q::kExact } -> std::convertible_to<bool>;
+  { Q::kExactNextDeadline } -> std::convertible_to<bool>;
+  { Q::kSummary } -> std::convertible_to<std::string_view>;
   { q.insert(t, std::move(p)) } -> std::same_as<TimerHandle>;
   { q.cancel(h) } -> std::same_as<bool>;
   { q.reschedule(h, t) } -> std::same_as<bool>;
