@@ -92,8 +92,8 @@ enum class CleanRun : bool { kPasses, kFails };
 
 // How far each scheduler gets on a test's clean code, measured (models/README.md
 // has the iteration counts). Two budgets, the two ctest labels:
-//   | budget  | ctest label  | a run takes      |
-//   | quick   | model        | seconds          |
+//   | budget  | ctest label  | a run takes       |
+//   | quick   | model        | seconds           |
 //   | slow    | model;slow   | minutes (< 900 s) |
 // The random scheduler always ends (it runs a fixed number of iterations), so it
 // has no entry. A search "ends" when it exhausts its space or, for a test whose
