@@ -264,12 +264,24 @@ bool simulate(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"cancel_vs_poll", "cancel() racing the worker's poll: exactly one of fire / cancel",
-     &simulate<CancelVsPoll>, "", CleanRun::kPasses},
-    {"rearm_after_cancel", "cancel + re-arm racing poll and tick: the old entry never fires",
-     &simulate<RearmAfterCancel>, "executor_cancel_state_only", CleanRun::kPasses},
-    {"stop_vs_cancel", "worker stop racing cancel and merge: no timer lost, none after cancel",
-     &simulate<StopVsCancel>, "worker_drop_on_shutdown", CleanRun::kPasses},
+    {"cancel_vs_poll",
+     "cancel() racing the worker's poll: exactly one of fire / cancel",
+     &simulate<CancelVsPoll>,
+     "",
+     CleanRun::kPasses,
+     {.bound_slow = 1}},
+    {"rearm_after_cancel",
+     "cancel + re-arm racing poll and tick: the old entry never fires",
+     &simulate<RearmAfterCancel>,
+     "executor_cancel_state_only",
+     CleanRun::kPasses,
+     {}},
+    {"stop_vs_cancel",
+     "worker stop racing cancel and merge: no timer lost, none after cancel",
+     &simulate<StopVsCancel>,
+     "worker_drop_on_shutdown",
+     CleanRun::kPasses,
+     {}},
 };
 
 }  // namespace

@@ -6,10 +6,20 @@
 //   --test NAME  --mutant NAME  --iterations N  --scheduler random|bound|full
 //   --context-bound N  --history FILE  --expect-fail  --list
 //
-// `--list` prints the catalogue as JSON: [{"test", "description", "clean":
-// "pass"|"fail", "kills": [mutant...]}]; tlab (tool/model_catalogue.h) plans from it.
-// runs the test once with the requested mutant switched on in RelacyPlatform, and
-// prints ONE line of JSON on stdout:
+// `--list` prints the catalogue as one line of JSON, one object per test:
+//
+//   [{"test":"stale_cancel","description":"...","clean":"pass",
+//     "kills":["token_flag_only"],"bound_quick":2,"bound_slow":3,"full_quick":false,
+//     "kill_reach":{"token_flag_only":"bound"}}]
+//
+// `clean` says whether the clean code must pass or must fail; `kills` names the
+// mutants the test must catch. The other four fields are the test's search reach
+// (ModelReach below): they let a planner run only the searches that end. tlab
+// (tool/model_runs.h) plans from this catalogue, and models/CMakeLists.txt registers
+// the ctest runs from it (models/cmake/ModelDiscover.cmake).
+//
+// With --test, model_main runs the test once with the requested mutant switched on
+// in RelacyPlatform, and prints ONE line of JSON on stdout:
 //
 //   {"model":"token","test":"stale_token","mutant":"token_flag_only",
 //    "scheduler":"random","context_bound":null,"iterations":3,"failed":true,
@@ -59,6 +69,7 @@
 #include <streambuf>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "relacy_platform.h"
 
@@ -79,16 +90,35 @@ namespace tlab::models {
 // (a relaxed message must be a data race), are failures the model must find.
 enum class CleanRun : bool { kPasses, kFails };
 
+// How far each scheduler gets on a test's clean code, measured (models/README.md
+// has the iteration counts). Two budgets, the two ctest labels:
+//   | budget  | ctest label  | a run takes       |
+//   | quick   | model        | seconds           |
+//   | slow    | model;slow   | minutes (< 900 s) |
+// The random scheduler always ends (it runs a fixed number of iterations), so it
+// has no entry. A search "ends" when it exhausts its space or, for a test whose
+// clean code must fail, when it finds the failure.
+struct ModelReach {
+  std::uint8_t bound_quick = 0;  // deepest context bound whose search ends in seconds; 0: none
+  std::uint8_t bound_slow = 0;   // deepest whose search ends in minutes; 0: none deeper
+  bool full_quick = false;       // the full search ends in seconds
+};
+
 // One named test of a model binary. `kills` names, space-separated, the mutants
-// (platform/mutant.h) this test must catch; `--list` publishes it, `tlab model`
-// and `tlab mutants` plan from it, and model_main rejects a name that is not in
-// the catalogue, so a renamed mutant cannot silently drop out of the matrix.
+// (platform/mutant.h) this test must catch; `--list` publishes it, `tlab model`,
+// `tlab mutants` and ctest (models/CMakeLists.txt) plan from it, and `--list`
+// fails on a name that is not in the catalogue, so a renamed mutant cannot silently
+// drop out of the matrix. A kill is found at once by most searches, even where the
+// clean search is far too big to end: a mutant stops the search at its first
+// failure. Where the full search does not find it in seconds, the kill is written
+// `name:bound` (the deepest scheduler that does; `name` alone means `name:full`).
 struct ModelTest {
   std::string_view name;
   std::string_view description;
   bool (*simulate)(rl::test_params&);  // rl::simulate<Suite>
   std::string_view kills;
   CleanRun clean;
+  ModelReach reach;
 };
 
 namespace runner_detail {
@@ -165,6 +195,74 @@ inline int usage(std::string_view model, std::span<const ModelTest> tests, std::
   return 2;
 }
 
+// One entry of a ModelTest's `kills`: "name" or "name:reach".
+struct Kill {
+  std::string_view mutant;
+  std::string_view reach;  // "random", "bound" or "full"
+};
+
+// Splits `kills` into entries; false (and a message naming the test) if a name is
+// not a mutant or a reach is not a scheduler.
+inline bool parse_kills(std::string_view model, const ModelTest& t, std::vector<Kill>& out) {
+  for (std::string_view rest = t.kills; !rest.empty();) {
+    const std::size_t sp = rest.find(' ');
+    const std::string_view entry = rest.substr(0, sp);
+    rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    if (entry.empty()) continue;
+    const std::size_t colon = entry.find(':');
+    Kill k{entry.substr(0, colon),
+           colon == std::string_view::npos ? std::string_view("full") : entry.substr(colon + 1)};
+    const char* bad = nullptr;
+    if (!mutant_from_name(k.mutant)) {
+      bad = "mutant";
+    } else if (k.reach != "random" && k.reach != "bound" && k.reach != "full") {
+      bad = "reach";
+    }
+    if (bad != nullptr) {
+      std::fprintf(stderr, "model_%.*s: test %.*s kills '%.*s': unknown %s\n",
+                   static_cast<int>(model.size()), model.data(), static_cast<int>(t.name.size()),
+                   t.name.data(), static_cast<int>(entry.size()), entry.data(), bad);
+      return false;
+    }
+    out.push_back(k);
+  }
+  return true;
+}
+
+// `--list`: the catalogue as one line of JSON (see the file comment); exit code 0,
+// or 3 if a test's kills name an unknown mutant or reach.
+inline int print_list(std::string_view model, std::span<const ModelTest> tests) {
+  std::string out = "[";
+  for (const ModelTest& t : tests) {
+    std::vector<Kill> kills;
+    if (!parse_kills(model, t, kills)) return 3;
+    if (out.size() > 1) out += ',';
+    out += "{\"test\":";
+    json_string(out, t.name);
+    out += ",\"description\":";
+    json_string(out, t.description);
+    out += ",\"clean\":";
+    out += t.clean == CleanRun::kPasses ? "\"pass\"" : "\"fail\"";
+    std::string reach;
+    for (const Kill& k : kills) {
+      out += reach.empty() ? ",\"kills\":[" : ",";
+      reach += reach.empty() ? "{" : ",";
+      json_string(out, k.mutant);
+      json_string(reach, k.mutant);
+      reach += ':';
+      json_string(reach, k.reach);
+    }
+    out += kills.empty() ? ",\"kills\":[]" : "]";
+    out += ",\"bound_quick\":" + std::to_string(t.reach.bound_quick);
+    out += ",\"bound_slow\":" + std::to_string(t.reach.bound_slow);
+    out += std::string(",\"full_quick\":") + (t.reach.full_quick ? "true" : "false");
+    out += ",\"kill_reach\":" + (kills.empty() ? std::string("{}") : reach + "}");
+    out += '}';
+  }
+  std::printf("%s]\n", out.c_str());
+  return 0;
+}
+
 }  // namespace runner_detail
 
 // tlab::models::model_main: the whole CLI of a model binary; returns the exit code.
@@ -181,39 +279,7 @@ inline int model_main(std::string_view model, std::span<const ModelTest> tests, 
 
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg == "--list") {
-      std::string out = "[";
-      for (const ModelTest& t : tests) {
-        if (out.size() > 1) out += ',';
-        out += "{\"test\":";
-        runner_detail::json_string(out, t.name);
-        out += ",\"description\":";
-        runner_detail::json_string(out, t.description);
-        out += ",\"clean\":";
-        out += t.clean == CleanRun::kPasses ? "\"pass\"" : "\"fail\"";
-        out += ",\"kills\":[";
-        bool first = true;
-        for (std::string_view rest = t.kills; !rest.empty();) {
-          const std::size_t sp = rest.find(' ');
-          const std::string_view name = rest.substr(0, sp);
-          rest = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
-          if (name.empty()) continue;
-          if (!mutant_from_name(name)) {
-            std::fprintf(stderr, "model_%.*s: test %.*s kills unknown mutant '%.*s'\n",
-                         static_cast<int>(model.size()), model.data(),
-                         static_cast<int>(t.name.size()), t.name.data(),
-                         static_cast<int>(name.size()), name.data());
-            return 3;
-          }
-          if (!first) out += ',';
-          first = false;
-          runner_detail::json_string(out, name);
-        }
-        out += "]}";
-      }
-      std::printf("%s]\n", out.c_str());
-      return 0;
-    }
+    if (arg == "--list") return runner_detail::print_list(model, tests);
     if (arg == "--expect-fail") {
       expect_fail = true;
       continue;

@@ -111,14 +111,30 @@ bool simulate_suite(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"atomics", "every RelacyAtomic op; release/acquire message passing",
-     &simulate_suite<AtomicsModel<false>>, "", CleanRun::kPasses},
-    {"relaxed_message", "the same message passed relaxed (expected to fail: data race)",
-     &simulate_suite<AtomicsModel<true>>, "", CleanRun::kFails},
-    {"notify", "wait_until on the virtual clock, woken by notify_one",
-     &simulate_suite<WaitModel<true>>, "", CleanRun::kPasses},
-    {"lost_notify", "the clock moves but nobody notifies (expected to fail: deadlock)",
-     &simulate_suite<WaitModel<false>>, "", CleanRun::kFails},
+    {"atomics",
+     "every RelacyAtomic op; release/acquire message passing",
+     &simulate_suite<AtomicsModel<false>>,
+     "",
+     CleanRun::kPasses,
+     {.full_quick = true}},
+    {"relaxed_message",
+     "the same message passed relaxed (expected to fail: data race)",
+     &simulate_suite<AtomicsModel<true>>,
+     "",
+     CleanRun::kFails,
+     {.full_quick = true}},
+    {"notify",
+     "wait_until on the virtual clock, woken by notify_one",
+     &simulate_suite<WaitModel<true>>,
+     "",
+     CleanRun::kPasses,
+     {.full_quick = true}},
+    {"lost_notify",
+     "the clock moves but nobody notifies (expected to fail: deadlock)",
+     &simulate_suite<WaitModel<false>>,
+     "",
+     CleanRun::kFails,
+     {.full_quick = true}},
 };
 
 }  // namespace

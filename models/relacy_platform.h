@@ -5,7 +5,7 @@
 // with it (TimeoutToken<RelacyPlatform, 3>, ...), so every atomic operation, lock and
 // wait of the real code becomes a scheduling point that Relacy explores, with
 // relaxed-memory semantics and happens-before data-race detection. No model is a
-// transcription of the algorithm (DESIGN.md, "The Platform policy").
+// transcription of the algorithm (docs/design.md, "The Platform policy").
 //
 //   member            RelacyPlatform
 //   Atomic<T>         RelacyAtomic<T>: facade over rl::atomic<T> with the std::atomic
@@ -31,8 +31,8 @@
 // names the core/ file and line of the operation (timeout_token.h(131)), not this
 // header.
 //
-// Include order, the recipe every model translation unit follows (DESIGN.md,
-// "Relacy facts"). Relacy's header defines `new`, `delete`, `malloc`, `free`,
+// Include order, the recipe every model translation unit follows (docs/design.md,
+// "The Platform policy"). Relacy's header defines `new`, `delete`, `malloc`, `free`,
 // `assert`, `errno` and `memory_order_acquire`-style macros; a standard header seen
 // after it breaks (libstdc++'s <atomic> declares `memory_order_acquire`). So:
 //   1. the model's own standard headers;

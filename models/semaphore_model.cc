@@ -98,12 +98,18 @@ bool simulate_semaphore(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"release_vs_timeout", "1 waiter: release()'s hand-off races the waiter's expiry",
+    {"release_vs_timeout",
+     "1 waiter: release()'s hand-off races the waiter's expiry",
      &simulate_semaphore<1>,
      "semaphore_lost_permit waiter_resume_on_lost_resolve token_load_store_resolve",
-     CleanRun::kPasses},
-    {"two_waiters", "2 waiters: the permit skips an expired waiter and is never lost",
-     &simulate_semaphore<2>, "semaphore_lost_permit", CleanRun::kPasses},
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_waiters",
+     "2 waiters: the permit skips an expired waiter and is never lost",
+     &simulate_semaphore<2>,
+     "semaphore_lost_permit:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
 };
 
 }  // namespace

@@ -123,14 +123,19 @@ bool simulate_mutex(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"unlock_vs_timeout", "1 waiter: unlock()'s hand-off races the waiter's expiry",
+    {"unlock_vs_timeout",
+     "1 waiter: unlock()'s hand-off races the waiter's expiry",
      &simulate_mutex<1>,
-     "mutex_unlock_no_resolve waiter_resume_on_lost_resolve token_load_store_resolve",
-     CleanRun::kPasses},
-    {"two_waiters", "2 waiters: hand-off skips an expired waiter, the lock is never lost",
+     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve token_load_store_resolve",
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_waiters",
+     "2 waiters: hand-off skips an expired waiter, the lock is never lost",
      &simulate_mutex<2>,
-     "mutex_unlock_no_resolve waiter_resume_on_lost_resolve token_load_store_resolve",
-     CleanRun::kPasses},
+     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve:bound "
+     "token_load_store_resolve:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
 };
 
 }  // namespace

@@ -274,16 +274,30 @@ bool simulate(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"earlier_task", "an earlier task scheduled while the thread computes its wait is run",
+    {"earlier_task",
+     "an earlier task scheduled while the thread computes its wait is run",
      &simulate<EarlierTask>,
      "timer_notify_without_lock timer_no_notify_on_earlier timer_sleep_not_wait",
-     CleanRun::kPasses},
-    {"shutdown_wakes", "shutdown() wakes the sleeping timer thread; due tasks run once",
-     &simulate<ShutdownWakes>, "timer_shutdown_no_wake timer_sleep_not_wait", CleanRun::kPasses},
-    {"run_once_vs_schedule", "run_once() racing schedule_at() and cancel(): run xor cancelled",
-     &simulate<RunOnceVsSchedule>, "timer_cancel_no_remove", CleanRun::kPasses},
-    {"throwing_task", "a throwing task does not stop the timer thread", &simulate<ThrowingTask>,
-     "timer_exception_kills_thread", CleanRun::kPasses},
+     CleanRun::kPasses,
+     {.bound_slow = 1}},
+    {"shutdown_wakes",
+     "shutdown() wakes the sleeping timer thread; due tasks run once",
+     &simulate<ShutdownWakes>,
+     "timer_shutdown_no_wake:bound timer_sleep_not_wait:bound",
+     CleanRun::kPasses,
+     {}},
+    {"run_once_vs_schedule",
+     "run_once() racing schedule_at() and cancel(): run xor cancelled",
+     &simulate<RunOnceVsSchedule>,
+     "timer_cancel_no_remove",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
+    {"throwing_task",
+     "a throwing task does not stop the timer thread",
+     &simulate<ThrowingTask>,
+     "timer_exception_kills_thread",
+     CleanRun::kPasses,
+     {.bound_quick = 1}},
 };
 
 }  // namespace

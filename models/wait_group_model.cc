@@ -94,12 +94,24 @@ bool simulate_wait_group(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"done_vs_timeout", "1 waiter, 1 task: done() races the timeout", &simulate_wait_group<1, 1>,
-     "wait_group_plain_counter", CleanRun::kPasses},
-    {"two_tasks", "1 waiter, 2 tasks: the timeout lands between the two done() calls",
-     &simulate_wait_group<1, 2>, "wait_group_plain_counter", CleanRun::kPasses},
-    {"two_waiters", "2 waiters, 1 task: the first deadline completes the group for both",
-     &simulate_wait_group<2, 1>, "wait_group_plain_counter", CleanRun::kPasses},
+    {"done_vs_timeout",
+     "1 waiter, 1 task: done() races the timeout",
+     &simulate_wait_group<1, 1>,
+     "wait_group_plain_counter",
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_tasks",
+     "1 waiter, 2 tasks: the timeout lands between the two done() calls",
+     &simulate_wait_group<1, 2>,
+     "wait_group_plain_counter",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
+    {"two_waiters",
+     "2 waiters, 1 task: the first deadline completes the group for both",
+     &simulate_wait_group<2, 1>,
+     "wait_group_plain_counter",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
 };
 
 }  // namespace

@@ -164,14 +164,24 @@ bool simulate_waiter(rl::test_params& params) {
 }
 
 constexpr ModelTest kTests[] = {
-    {"cancel_vs_expiry", "1 arming: a canceller races the expiry, one winner, matching result",
-     &simulate_waiter<1, 1>, "waiter_resume_on_lost_resolve token_load_store_resolve",
-     CleanRun::kPasses},
-    {"racing_cancellers", "1 arming: two cancellers race the expiry, one winner",
-     &simulate_waiter<1, 2>, "waiter_resume_on_lost_resolve token_load_store_resolve",
-     CleanRun::kPasses},
-    {"stale_cancel", "2 armings: arming 1's token, presented again, never resolves arming 2",
-     &simulate_waiter<2, 1>, "token_flag_only", CleanRun::kPasses},
+    {"cancel_vs_expiry",
+     "1 arming: a canceller races the expiry, one winner, matching result",
+     &simulate_waiter<1, 1>,
+     "waiter_resume_on_lost_resolve token_load_store_resolve",
+     CleanRun::kPasses,
+     {.bound_quick = 2, .bound_slow = 3}},
+    {"racing_cancellers",
+     "1 arming: two cancellers race the expiry, one winner",
+     &simulate_waiter<1, 2>,
+     "waiter_resume_on_lost_resolve token_load_store_resolve",
+     CleanRun::kPasses,
+     {.bound_quick = 1, .bound_slow = 2}},
+    {"stale_cancel",
+     "2 armings: arming 1's token, presented again, never resolves arming 2",
+     &simulate_waiter<2, 1>,
+     "token_flag_only:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 2, .bound_slow = 3}},
 };
 
 }  // namespace

@@ -4,7 +4,7 @@
 // templates name what they need through it and nothing else, which is what lets
 // the same algorithm run in production (StdPlatform), under the stress runner
 // (StressPlatform: fault injection and mutants) and under the Relacy model checker
-// (RelacyPlatform, models/relacy_platform.h). See DESIGN.md, "The Platform policy".
+// (RelacyPlatform, models/relacy_platform.h). See docs/design.md, "The Platform policy".
 #pragma once
 
 #include <concepts>
