@@ -61,6 +61,11 @@ TEST(SubjectsTest, StrategiesComeFromCore) {
   EXPECT_EQ(strategy_names(), from_core);
   EXPECT_EQ(expand_strategies({"all"}), from_core);
   for (const std::string& s : from_core) EXPECT_TRUE(is_strategy(s)) << s;
+  std::vector<std::string> rows;
+  for (const SubjectInfo& s : subjects()) {
+    if (s.origin == SubjectOrigin::kStrategy) rows.emplace_back(s.name);
+  }
+  EXPECT_EQ(rows, from_core);
   EXPECT_FALSE(is_strategy("all"));
   EXPECT_FALSE(is_strategy("timer_service"));
 }

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "runner/case_result.h"
-#include "scenario/scenario.h"
 
 namespace tlab::tool {
 

@@ -53,7 +53,6 @@
 namespace tlab::tool {
 
 struct CaseResult;
-struct Expectations;
 
 enum class Oracle : std::uint8_t {
   kDoubleResume,
@@ -121,6 +120,23 @@ constexpr std::string_view name_of(Oracle o) {
 }
 constexpr const OracleInfo& info_of(Oracle o) { return kOracleInfo[static_cast<std::size_t>(o)]; }
 std::optional<Oracle> oracle_from_name(std::string_view name);
+
+// Upper bounds on a latency histogram, in microseconds; unset means unbounded.
+struct LatencyBound {
+  std::optional<std::int64_t> p50_max, p90_max, p99_max, p999_max, max;
+};
+
+// What must hold (oracles/oracles.h judges it). Indexed by Oracle; only boundable
+// oracles are read from a file, the others stay 0.
+struct Expectations {
+  std::array<std::uint64_t, kOracleCount> max_violations{};  // all 0 by default
+  // expect.at_least: violations that MUST occur (all 0 by default). For scenarios
+  // that demonstrate a predicted failure of the real code (aba_wraparound_narrow:
+  // the RFC's wraparound at 3 bits); the case fails if fewer are seen.
+  std::array<std::uint64_t, kOracleCount> min_violations{};
+  LatencyBound fire_lateness_us;
+  LatencyBound cancel_to_resume_us;
+};
 
 // The latency histograms a scenario may bound (expect.<key>), by histogram name.
 struct LatencyBoundInfo {

@@ -10,7 +10,7 @@
 
 #include "report/console.h"
 #include "base/interrupt.h"
-#include "subjects/subjects.h"
+#include "base/strategies.h"
 
 namespace tlab::tool {
 

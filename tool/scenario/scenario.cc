@@ -11,7 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "base/embedded.h"
-#include "subjects/subjects.h"
+#include "base/strategies.h"
 
 namespace tlab::tool {
 

@@ -164,23 +164,6 @@ struct RunConfig {
   std::uint64_t max_pending = 100000;  // live timers; the runner stops scheduling here
 };
 
-// Upper bounds on a latency histogram, in microseconds; unset means unbounded.
-struct LatencyBound {
-  std::optional<std::int64_t> p50_max, p90_max, p99_max, p999_max, max;
-};
-
-// What must hold (oracles/oracles.h judges it). Indexed by Oracle; only boundable
-// oracles are read from a file, the others stay 0.
-struct Expectations {
-  std::array<std::uint64_t, kOracleCount> max_violations{};  // all 0 by default
-  // expect.at_least: violations that MUST occur (all 0 by default). For scenarios
-  // that demonstrate a predicted failure of the real code (aba_wraparound_narrow:
-  // the RFC's wraparound at 3 bits); the case fails if fewer are seen.
-  std::array<std::uint64_t, kOracleCount> min_violations{};
-  LatencyBound fire_lateness_us;
-  LatencyBound cancel_to_resume_us;
-};
-
 struct Scenario {
   std::string name;
   std::string description;

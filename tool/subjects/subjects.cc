@@ -219,32 +219,6 @@ const SubjectInfo* find_subject(std::string_view name) {
   return nullptr;
 }
 
-std::vector<std::string> strategy_names(bool with_all) {
-  std::vector<std::string> names;
-  if (with_all) names.emplace_back("all");
-  for (const SubjectInfo& s : subjects()) {
-    if (s.origin == SubjectOrigin::kStrategy) names.emplace_back(s.name);
-  }
-  return names;
-}
-
-std::vector<std::string> expand_strategies(const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (const std::string& n : names) {
-    if (n == "all") {
-      for (std::string& s : strategy_names()) out.push_back(std::move(s));
-    } else {
-      out.push_back(n);
-    }
-  }
-  return out;
-}
-
-bool is_strategy(std::string_view name) {
-  const SubjectInfo* s = find_subject(name);
-  return s != nullptr && s->origin == SubjectOrigin::kStrategy;
-}
-
 const SubjectInfo* engine_for(const Scenario& s, std::string& why) {
   std::array<bool, kRoleCount> has{};
   for (const Actor& a : s.actors) has[static_cast<std::size_t>(a.role)] = a.count > 0;

@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/strategies.h"
 #include "scenario/scenario.h"
 #include "subjects/promise.h"
 
@@ -99,14 +100,6 @@ struct SubjectInfo {
 const std::vector<SubjectInfo>& subjects();
 // find_subject: the row named `name`, or nullptr.
 const SubjectInfo* find_subject(std::string_view name);
-
-// strategy_names: the strategy subjects' names, in core's order ("all" first if
-// asked): the one expansion of "all" the CLI, plans and scenarios use.
-std::vector<std::string> strategy_names(bool with_all = false);
-// expand_strategies: `names` with "all" replaced by every strategy.
-std::vector<std::string> expand_strategies(const std::vector<std::string>& names);
-// is_strategy: `name` is a strategy subject ("all" is not).
-bool is_strategy(std::string_view name);
 
 // engine_for: the engine row a scenario exercises; nullptr plus `why` when its
 // roles do not form a supported mix, or its clock or token width is not supported.
