@@ -215,6 +215,17 @@ TEST(ScenarioTest, SchemaErrorsCarryPointers) {
                "/actors/0/count", "<= 256");
 }
 
+// A near miss of a catalogued name is answered with the name it was probably
+// meant to be: strategies, mutants, fault points, and schema enums such as roles.
+TEST(ScenarioTest, MistypedNamesSuggestTheNearest) {
+  expect_error(with(R"("engine": {"strategies": ["hashed_wheeel"]})"), "/engine/strategies/0",
+               "did you mean 'hashed_wheel'?");
+  expect_error(with(R"("catches": ["token_flag_olny"])"), "/catches/0",
+               "did you mean 'token_flag_only'?");
+  expect_error(with(R"("engine": {"clock": "virtal"})"), "/engine/clock",
+               "did you mean 'virtual'?");
+}
+
 // Semantic problems: names not in the catalogues, reversed bounds, role fields,
 // fault actions, duplicate fault points, "all" mixed with names, the thread cap.
 TEST(ScenarioTest, SemanticErrorsCarryPointers) {

@@ -1,6 +1,8 @@
 // tlab/tool/base/json_input.cc: see json_input.h.
 #include "base/json_input.h"
 
+#include "base/suggest.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -315,6 +317,8 @@ std::optional<Json> parse_json_text(std::string_view text, const std::string& fi
 
 struct SchemaValidator::Impl {
   valijson::Schema schema;
+  // Every string of every "enum" in the schema: the candidates for "did you mean".
+  std::vector<std::string> enum_strings;
 };
 
 SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make_unique<Impl>()) {
@@ -322,6 +326,25 @@ SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make
   valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
   valijson::adapters::NlohmannJsonAdapter adapter(schema_doc);
   parser.populateSchema(adapter, impl_->schema);
+  // Collect enum strings iteratively (the schema is ours and shallow, but no
+  // recursion in input-driven code).
+  std::vector<const Json*> stack{&schema_doc};
+  while (!stack.empty()) {
+    const Json* j = stack.back();
+    stack.pop_back();
+    if (j->is_object()) {
+      for (auto it = j->begin(); it != j->end(); ++it) {
+        if (it.key() == "enum" && it.value().is_array()) {
+          for (const Json& e : it.value()) {
+            if (e.is_string()) impl_->enum_strings.push_back(e.get<std::string>());
+          }
+        }
+        stack.push_back(&it.value());
+      }
+    } else if (j->is_array()) {
+      for (const Json& e : *j) stack.push_back(&e);
+    }
+  }
 }
 
 SchemaValidator::~SchemaValidator() = default;
@@ -359,6 +382,7 @@ bool SchemaValidator::validate(const Json& doc, const std::string& file,
     } else if (starts_with(message, "Failed to match against any enum values")) {
       if (const Json* v = resolve(doc, ptr)) {
         message = fmt::format("value {} is not one of the allowed values", v->dump());
+        if (v->is_string()) message += did_you_mean(v->get<std::string>(), impl_->enum_strings);
       }
     } else if (starts_with(message, "Expected number") ||
                starts_with(message, "Failed to match regex")) {

@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include "report/console.h"
 #include "base/interrupt.h"
 #include "base/strategies.h"
+#include "report/console.h"
 
 namespace tlab::tool {
 
@@ -80,7 +80,10 @@ Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenar
   report.planned = specs.size();
   for (const Scenario& s : scenarios) report.scenarios[s.name] = {s.source, s.document};
 
+  // Progress counts upward against a fixed total: a mutant case skipped because its
+  // pair was already caught counts as done.
   Progress progress(options.show_progress);
+  const std::size_t total = specs.size();
   std::set<std::string> caught_pairs;
   std::size_t done = 0;
   for (const CaseSpec& spec : specs) {
@@ -89,13 +92,14 @@ Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenar
       break;
     }
     if (spec.expect_fail && spec.mutant && caught_pairs.count(pair_key(spec))) {
-      --report.planned;  // already caught on an earlier strategy
+      --report.planned;  // already caught on an earlier strategy: not run, not owed
+      ++done;
       continue;
     }
-    progress.update(done, report.planned, spec.id);
+    progress.update(done, total, spec.id);
     RunContext context;
     context.progress = [&](const std::string& line) {
-      progress.update(done, report.planned, spec.id + "  " + line);
+      progress.update(done, total, spec.id + "  " + line);
     };
     const auto start = std::chrono::steady_clock::now();
     CaseResult result;
@@ -113,6 +117,12 @@ Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenar
     ++done;
     CaseRecord record = CaseRecord::from(spec, std::move(result));
     if (record.expect_fail && record.caught()) caught_pairs.insert(pair_key(spec));
+    if (options.log != nullptr && !options.show_progress) {
+      // Not a terminal (a CI log): one line per finished case shows life.
+      *options.log << fmt::format("[{}/{}] {} {} {:.2f}s\n", done, total, record.id,
+                                  name_of(record.result.verdict), record.result.duration_s)
+                   << std::flush;
+    }
     const bool stop = record.result.verdict == Verdict::kInterrupted || interrupted();
     report.cases.push_back(std::move(record));
     if (stop) report.interrupted = true;

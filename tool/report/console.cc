@@ -45,29 +45,48 @@ std::string detail_of(const CaseRecord& c) {
     parts.push_back(fmt::format("sanitizer_reports={}", c.result.sanitizer_reports.size()));
   }
   std::string detail = fmt::format("{}", fmt::join(parts, " "));
+  // The first violation's own sentence, so a reader sees what happened, not just
+  // how often: the first key in report order whose count is not zero.
+  for (const auto& [name, v] : c.result.violations) {
+    if (v.count == 0 || v.first_example.empty()) continue;
+    std::string first = v.first_example.substr(0, v.first_example.find('\n'));
+    if (first.size() > 160) first = first.substr(0, 157) + "...";
+    detail += ": " + first;
+    break;
+  }
   if (detail.empty() && !c.result.message.empty()) {
     detail = c.result.message.substr(0, c.result.message.find('\n'));
   }
   return detail.empty() ? "-" : detail;
 }
 
-Row row_of(const CaseRecord& c) {
+Row row_of(const Report& report, const CaseRecord& c) {
   Row r;
   std::string verdict(name_of(c.result.verdict));
-  if (c.expect_fail) {
-    if (c.caught()) {
+  std::string detail = detail_of(c);
+  switch (report.outcome(c)) {
+    case Outcome::kPass:
+      r.tone = Tone::kGood;
+      break;
+    case Outcome::kViolation:
+    case Outcome::kSurvived:
+      r.tone = Tone::kBad;
+      if (c.expect_fail) verdict = "SURVIVED";
+      break;
+    case Outcome::kCaught:
       verdict = "caught";
       r.tone = Tone::kGood;
-    } else if (c.result.verdict == Verdict::kPass) {
-      verdict = "SURVIVED";
-      r.tone = Tone::kBad;
-    } else {
+      break;
+    case Outcome::kMissedHere:
+      // Not a failure: the pair is caught by another case (another strategy).
+      verdict = "not here";
+      r.tone = Tone::kPlain;
+      detail = "the mutant does not show on this strategy; another case caught it";
+      break;
+    case Outcome::kError:
+    case Outcome::kInterrupted:
       r.tone = Tone::kWarn;
-    }
-  } else {
-    r.tone = c.result.verdict == Verdict::kPass   ? Tone::kGood
-             : c.result.verdict == Verdict::kFail ? Tone::kBad
-                                                  : Tone::kWarn;
+      break;
   }
   r.cells = {c.scenario,
              c.strategy,
@@ -75,7 +94,7 @@ Row row_of(const CaseRecord& c) {
              c.model ? std::string("-") : std::to_string(c.seed),
              verdict,
              fmt::format("{:.2f}s", c.result.duration_s),
-             detail_of(c)};
+             detail};
   return r;
 }
 
@@ -94,7 +113,7 @@ std::string format_table(const Report& report, bool color) {
   Row header;
   header.cells = {"SCENARIO", "STRATEGY", "MUTANT", "SEED", "VERDICT", "TIME", "DETAIL"};
   rows.push_back(header);
-  for (const CaseRecord& c : report.cases) rows.push_back(row_of(c));
+  for (const CaseRecord& c : report.cases) rows.push_back(row_of(report, c));
   std::array<std::size_t, 7> width{};
   for (const Row& r : rows) {
     for (std::size_t i = 0; i < width.size(); ++i) width[i] = std::max(width[i], r.cells[i].size());

@@ -53,42 +53,49 @@ std::string violations_text(const CaseRecord& c) {
   return text;
 }
 
-std::string testcase_xml(const CaseRecord& c) {
+std::string testcase_xml(const CaseRecord& c, Outcome o) {
   const std::string name = c.mutant ? c.strategy + "/" + *c.mutant : c.strategy;
   std::string body;
-  const Verdict v = c.result.verdict;
-  if (v == Verdict::kInterrupted) {
-    body = "      <skipped message=\"interrupted\"/>\n";
-  } else if (v == Verdict::kError || (v == Verdict::kTimeout && !c.expect_fail)) {
-    body = fmt::format("      <error message=\"{}\">{}</error>\n", name_of(v),
-                       xml_escape(violations_text(c)));
-  } else if (c.expect_fail && v == Verdict::kPass) {
-    body = fmt::format(
-        "      <failure message=\"mutant survived\">mutant {} was not detected by scenario "
-        "{} on {}</failure>\n",
-        xml_escape(*c.mutant), xml_escape(c.scenario), xml_escape(c.strategy));
-  } else if (!c.expect_fail && v == Verdict::kFail) {
-    std::vector<std::string> names;
-    for (const auto& [n, _] : c.result.violations) names.push_back(n);
-    body = fmt::format("      <failure message=\"{}\">{}</failure>\n",
-                       xml_escape(fmt::format("violations: {}", fmt::join(names, ", "))),
-                       xml_escape(violations_text(c)));
+  switch (o) {
+    case Outcome::kInterrupted:
+      body = "      <skipped message=\"interrupted\"/>\n";
+      break;
+    case Outcome::kError:
+      body = fmt::format("      <error message=\"{}\">{}</error>\n", name_of(c.result.verdict),
+                         xml_escape(violations_text(c)));
+      break;
+    case Outcome::kSurvived:
+      body = fmt::format(
+          "      <failure message=\"mutant survived\">mutant {} was not detected by scenario "
+          "{} on {}, nor by any other case of this pair</failure>\n",
+          xml_escape(c.mutant.value_or("expected_failure")), xml_escape(c.scenario),
+          xml_escape(c.strategy));
+      break;
+    case Outcome::kViolation: {
+      std::vector<std::string> names;
+      for (const auto& [n, _] : c.result.violations) names.push_back(n);
+      body = fmt::format("      <failure message=\"{}\">{}</failure>\n",
+                         xml_escape(fmt::format("violations: {}", fmt::join(names, ", "))),
+                         xml_escape(violations_text(c)));
+      break;
+    }
+    case Outcome::kCaught:
+      body = fmt::format("      <system-out>caught, as required: {}</system-out>\n",
+                         xml_escape(violations_text(c)));
+      break;
+    case Outcome::kMissedHere:
+      body =
+          "      <system-out>the mutant does not show on this strategy; another case of the "
+          "same scenario caught it</system-out>\n";
+      break;
+    case Outcome::kPass:
+      break;
   }
   const std::string open =
       fmt::format("    <testcase classname=\"tlab.{}\" name=\"{}\" time=\"{:.3f}\"",
                   xml_escape(c.scenario), xml_escape(name), c.result.duration_s);
   if (body.empty()) return open + "/>\n";
   return open + ">\n" + body + "    </testcase>\n";
-}
-
-bool is_failure(const CaseRecord& c) {
-  const Verdict v = c.result.verdict;
-  return c.expect_fail ? v == Verdict::kPass : v == Verdict::kFail;
-}
-
-bool is_error(const CaseRecord& c) {
-  const Verdict v = c.result.verdict;
-  return v == Verdict::kError || (v == Verdict::kTimeout && !c.expect_fail);
 }
 
 }  // namespace
@@ -104,11 +111,12 @@ std::string junit_xml(const Report& report) {
     double t = 0;
     std::string body;
     for (const CaseRecord* c : cases) {
-      f += is_failure(*c);
-      e += is_error(*c);
-      s += c->result.verdict == Verdict::kInterrupted;
+      const Outcome o = report.outcome(*c);
+      f += o == Outcome::kViolation || o == Outcome::kSurvived;
+      e += o == Outcome::kError;
+      s += o == Outcome::kInterrupted;
       t += c->result.duration_s;
-      body += testcase_xml(*c);
+      body += testcase_xml(*c, o);
     }
     suites += fmt::format(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "

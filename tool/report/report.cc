@@ -173,9 +173,7 @@ Summary Report::summary() const {
     if (c.expect_fail) {
       // A clean run that must fail (a model's expected finding) counts as a pair
       // too: if it passes, the check it stands for has lost its teeth.
-      auto& [caught, complete] =
-          pairs.try_emplace(c.scenario + ":" + c.mutant.value_or("expected_failure"), false, true)
-              .first->second;
+      auto& [caught, complete] = pairs.try_emplace(pair_key(c), false, true).first->second;
       caught = caught || c.caught();
       complete = complete && (c.result.verdict == Verdict::kPass || c.caught());
     }
@@ -190,6 +188,31 @@ Summary Report::summary() const {
     }
   }
   return s;
+}
+
+std::string pair_key(const CaseRecord& c) {
+  return c.scenario + ":" + c.mutant.value_or("expected_failure");
+}
+
+Outcome Report::outcome(const CaseRecord& c) const {
+  const Verdict v = c.result.verdict;
+  if (v == Verdict::kInterrupted) return Outcome::kInterrupted;
+  if (v == Verdict::kError) return Outcome::kError;
+  if (!c.expect_fail) {
+    if (v == Verdict::kTimeout) return Outcome::kError;
+    return v == Verdict::kFail ? Outcome::kViolation : Outcome::kPass;
+  }
+  // A model search that ran out of time decided nothing; a scenario's watchdog
+  // timeout is a caught hang (CaseRecord::caught).
+  if (c.model && v == Verdict::kTimeout) return Outcome::kError;
+  if (c.caught()) return Outcome::kCaught;
+  const std::string key = pair_key(c);
+  for (const CaseRecord& other : cases) {
+    if (&other != &c && other.expect_fail && other.caught() && pair_key(other) == key) {
+      return Outcome::kMissedHere;
+    }
+  }
+  return Outcome::kSurvived;
 }
 
 int Report::exit_code() const {

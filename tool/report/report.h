@@ -92,6 +92,28 @@ struct CaseRecord {
   bool caught() const;
 };
 
+// Outcome: what one case means for the gate, once its (scenario, mutant) pair is
+// known. The table, the JUnit XML and the exit code all read it, so they agree:
+//   | outcome     | when                                                  | JUnit    | exit |
+//   |-------------|-------------------------------------------------------|----------|------|
+//   | kPass       | a clean case held every expectation                   | pass     | 0    |
+//   | kViolation  | a clean case failed                                   | failure  | 1    |
+//   | kCaught     | a mutant (or expected-failure) case failed, as it must | pass     | 0    |
+//   | kMissedHere | a mutant case passed, but its pair was caught by      | pass     | 0    |
+//   |             | another case (another strategy shows it)              |          |      |
+//   | kSurvived   | a mutant case passed and no case of its pair caught it| failure  | 1    |
+//   | kError      | error; a clean case's timeout; a model search timeout | error    | 3    |
+//   | kInterrupted| Ctrl-C                                                | skipped  | 130  |
+enum class Outcome : std::uint8_t {
+  kPass,
+  kViolation,
+  kCaught,
+  kMissedHere,
+  kSurvived,
+  kError,
+  kInterrupted
+};
+
 struct Summary {
   std::size_t planned = 0;
   std::size_t cases = 0;  // run (or started)
@@ -107,6 +129,10 @@ struct ScenarioSource {
   Json document;
 };
 
+// pair_key: "scenario:mutant" (or "scenario:expected_failure" for a clean run that
+// must fail): the unit `check` gates on.
+std::string pair_key(const CaseRecord& c);
+
 struct Report {
   std::string command;
   Environment environment;
@@ -118,6 +144,8 @@ struct Report {
   std::optional<nlohmann::ordered_json> kill_matrix;
 
   Summary summary() const;
+  // Report::outcome: what case `c` (one of `cases`) means for the gate.
+  Outcome outcome(const CaseRecord& c) const;
   // Report::exit_code: 130 interrupted; 3 an error, or a timeout outside a scenario
   // mutant case; 1 a failed case or a surviving mutant; else 0.
   int exit_code() const;

@@ -12,10 +12,23 @@
 
 #include "base/embedded.h"
 #include "base/strategies.h"
+#include "base/suggest.h"
 
 namespace tlab::tool {
 
 namespace {
+
+std::vector<std::string_view> mutant_names() {
+  std::vector<std::string_view> v;
+  for (const MutantInfo& m : kMutantInfo) v.push_back(m.name);
+  return v;
+}
+
+std::vector<std::string_view> fault_point_names() {
+  std::vector<std::string_view> v;
+  for (const auto& f : kFaultPointInfo) v.push_back(f.name);
+  return v;
+}
 
 // Exponential draws are capped where every other duration field is: 600 s.
 constexpr double kMaxSampleUs = 600e6;
@@ -99,7 +112,8 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
       if (names.size() != 1) check.error(ptr, "\"all\" must be the only entry when present");
       for (std::string& n : strategy_names()) s.engine.strategies.push_back(std::move(n));
     } else if (!is_strategy(names[i])) {
-      check.error(ptr, fmt::format("unknown strategy '{}' (known: {})", names[i],
+      check.error(ptr, fmt::format("unknown strategy '{}'{} (known: {})", names[i],
+                                   did_you_mean(names[i], strategy_names(/*with_all=*/true)),
                                    fmt::join(strategy_names(/*with_all=*/true), ", ")));
     } else {
       s.engine.strategies.push_back(names[i]);
@@ -173,7 +187,8 @@ void read_faults(const Json& doc, Scenario& s, Checker& check) {
     auto fp = fault_point_from_name(point);
     if (!fp) {
       check.error(append_pointer(ptr, "point"),
-                  fmt::format("unknown fault point '{}' (see `tlab list faults`)", point));
+                  fmt::format("unknown fault point '{}'{} (see `tlab list faults`)", point,
+                              did_you_mean(point, fault_point_names())));
       continue;
     }
     spec.point = *fp;
@@ -224,7 +239,8 @@ void read_catches(const Json& doc, Scenario& s, Checker& check, const char* key 
       out.push_back(*m);
     } else {
       check.error(fmt::format("/{}/{}", key, i),
-                  fmt::format("unknown mutant '{}' (see `tlab list mutants`)", name));
+                  fmt::format("unknown mutant '{}'{} (see `tlab list mutants`)", name,
+                              did_you_mean(name, mutant_names())));
     }
   }
 }
