@@ -39,7 +39,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      true,
      "EventLoop<Q, P>: co_await with_timeout(sleep_for(delay), timeout) (seed 004)",
      &runner::run_coroutine_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}}}},
     {"executor",
      SubjectOrigin::kEngine,
      SubjectKind::kExecutor,
@@ -51,7 +52,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      "seed 003's Executor<P>: per-worker wheels, metronome, merge queue; the strategy is "
      "recorded, not used",
      &runner::run_executor_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}}}},
     {"timed_mutex",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
@@ -62,7 +64,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      true,
      "TimedMutex<P, token_bits> (RFC 0014's lock?(timeout)) on TimerService<Q, P>",
      &runner::run_mutex_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}}}},
     {"timed_wait_group",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
@@ -73,7 +76,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      true,
      "TimedWaitGroup<P> (seed 002's split counter), one group per round, on TimerService<Q, P>",
      &runner::run_wait_group_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}}}},
     {"pool",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
@@ -84,7 +88,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      true,
      "Pool<int, P, token_bits> of engine.pool_size objects: timed checkout, exclusive hold",
      &runner::run_pool_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}}}},
     {"timer_service",
      SubjectOrigin::kEngine,
      SubjectKind::kTimerFacility,
@@ -95,7 +100,8 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      true,
      "Waiter<P, token_bits> and TimerTasks on TimerService<Q, P> (seeds 000 and 001)",
      &runner::run_service_engine,
-     nullptr},
+     nullptr,
+     {{{"fire_lateness", {}}, {"cancel_to_resume", {R::kWaiter, R::kCanceller}}}}},
 }};
 
 // Peers, with the promises their documentation makes (compare drives them; the
@@ -219,7 +225,11 @@ const SubjectInfo* find_subject(std::string_view name) {
   return nullptr;
 }
 
-const SubjectInfo* engine_for(const Scenario& s, std::string& why) {
+const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* pointer) {
+  auto at = [&](const char* p) {
+    if (pointer != nullptr) *pointer = p;
+  };
+  at("/actors");
   std::array<bool, kRoleCount> has{};
   for (const Actor& a : s.actors) has[static_cast<std::size_t>(a.role)] = a.count > 0;
   const SubjectInfo* chosen = nullptr;
@@ -248,12 +258,14 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why) {
   }
   const auto& widths = runner::kSupportedTokenBits;
   if (std::find(widths.begin(), widths.end(), s.engine.token_bits) == widths.end()) {
+    at("/engine/token_bits");
     why = fmt::format(
         "engine.token_bits {} is not instantiated in this runner (supported: 3, 4, 8, 16, 32)",
         s.engine.token_bits);
     return nullptr;
   }
   if (s.engine.clock == ClockKind::kVirtual) {
+    at("/engine/clock");
     bool ok = !chosen->virtual_roles.empty();
     for (std::size_t i = 0; ok && i < kRoleCount; ++i) {
       ok = !has[i] || chosen->virtual_roles.has(static_cast<Role>(i));
@@ -266,6 +278,46 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why) {
     }
   }
   return chosen;
+}
+
+bool check_runnable(const Scenario& s, const std::string& file, InputErrors& errors) {
+  std::string why, pointer;
+  const SubjectInfo* engine = engine_for(s, why, &pointer);
+  if (engine == nullptr) {
+    errors.push_back({file, pointer, "no engine can run this scenario: " + why});
+    return false;
+  }
+  std::array<bool, kRoleCount> has{};
+  for (const Actor& a : s.actors) has[static_cast<std::size_t>(a.role)] = a.count > 0;
+  const std::size_t before = errors.size();
+  for (const LatencyBoundInfo& b : kLatencyBoundInfo) {
+    const LatencyBound& bound =
+        b.histogram == "fire_lateness" ? s.expect.fire_lateness_us : s.expect.cancel_to_resume_us;
+    if (!bound.p50_max && !bound.p90_max && !bound.p99_max && !bound.p999_max && !bound.max) {
+      continue;
+    }
+    const auto m =
+        std::find_if(engine->measures.begin(), engine->measures.end(),
+                     [&](const LatencyMeasure& x) { return x.histogram == b.histogram; });
+    const std::string ptr = fmt::format("/expect/{}", b.key);
+    if (m == engine->measures.end()) {
+      errors.push_back({file, ptr,
+                        fmt::format("engine {} never records {}; this bound would never be checked",
+                                    engine->name, b.histogram)});
+      continue;
+    }
+    for (const RoleInfo& r : kRoleInfo) {
+      if (m->needs.has(r.id) && !has[static_cast<std::size_t>(r.id)]) {
+        errors.push_back(
+            {file, ptr,
+             fmt::format("engine {} records {} only with {} actors (this scenario has no {}); "
+                         "this bound would never be checked",
+                         engine->name, b.histogram, m->needs.names(), r.name)});
+        break;
+      }
+    }
+  }
+  return errors.size() == before;
 }
 
 PromiseSet promises_of_case(const SubjectInfo& engine, std::string_view strategy) {

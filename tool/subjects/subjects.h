@@ -29,6 +29,7 @@
 // (thread-safe static) and is immutable.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -78,6 +79,14 @@ class RoleSet {
 };
 static_assert(kRoleCount <= 32, "RoleSet is a 32-bit mask");
 
+// A latency histogram a subject records, and the roles that must all be present
+// for it to be recorded (empty: always). validate refuses a bound on a histogram
+// the case would never record.
+struct LatencyMeasure {
+  std::string_view histogram;  // "fire_lateness", "cancel_to_resume"; empty: unused slot
+  RoleSet needs;
+};
+
 using CaseDriver = void (*)(runner::CaseContext&);
 using CompareFactory = std::unique_ptr<compare::Subject> (*)(std::string_view subject);
 
@@ -91,8 +100,9 @@ struct SubjectInfo {
   RoleSet virtual_roles;  // engines: the roles that can run on a virtual clock (empty: none)
   bool takes_strategy;    // engines: runs over the case's queue strategy
   std::string_view summary;
-  CaseDriver run_case;     // nullptr: cannot run a scenario case
-  CompareFactory compare;  // nullptr: not measured by compare
+  CaseDriver run_case;                       // nullptr: cannot run a scenario case
+  CompareFactory compare;                    // nullptr: not measured by compare
+  std::array<LatencyMeasure, 2> measures{};  // engines: the boundable histograms recorded
 };
 
 // subjects: every row, strategies first (in core's order), then engines (in
@@ -102,8 +112,15 @@ const std::vector<SubjectInfo>& subjects();
 const SubjectInfo* find_subject(std::string_view name);
 
 // engine_for: the engine row a scenario exercises; nullptr plus `why` when its
-// roles do not form a supported mix, or its clock or token width is not supported.
-const SubjectInfo* engine_for(const Scenario& s, std::string& why);
+// roles do not form a supported mix, or its clock or token width is not supported
+// (`pointer`, if given, receives the JSON pointer of the offending field).
+const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* pointer = nullptr);
+
+// check_runnable: what `tlab validate` adds to the scenario loader's three passes:
+// the scenario can run on an engine (engine_for), and every latency bound it sets
+// is on a histogram that engine records for its roles. Appends errors naming
+// `file` and the JSON pointer; returns whether none were added.
+bool check_runnable(const Scenario& s, const std::string& file, InputErrors& errors);
 
 // promises_of_case: what a case of `engine` over `strategy` promises: the
 // engine's promises, less fifo_ties unless the strategy keeps FIFO order.
