@@ -119,8 +119,8 @@ constexpr std::size_t kMaxPending = 10'000'000;
 
 class CompareCommand final : public Command {
  public:
-  void setup(CLI::App& app) override {
-    sub_ = &app;
+  void setup(CLI::App& sub) override {
+    sub_ = &sub;
     sub_->description(
         "strategies side by side, against libuv/libevent/asio/java-timer peers and the OS limit");
     sub_->add_option("SCENARIO", scenario_path_,

@@ -73,7 +73,7 @@ class ModelCommand final : public Command {
     sub.footer(
         "Model binaries are looked for in: --models-dir, $TLAB_MODELS_DIR, this build's "
         "models/, <tlab's directory>/../models, <source>/build/default/models.");
-    add_example(sub, "tlab model token --scheduler bound --context-bound 2");
+    add_example(sub, "tlab model token --iterations 10000");
   }
 
   int run(const CliEnv& env) override {
