@@ -1,4 +1,4 @@
-// Tests of `tlab compare` (tool/commands/compare.h, tool/compare/): option validation, a
+// Tests of `tlab compare` (tool/commands/compare.cc, tool/compare/): option validation, a
 // tiny end-to-end measurement whose report validates against the schema and whose
 // HTML carries SVG charts, and the allocation counter on known patterns.
 #include <gtest/gtest.h>

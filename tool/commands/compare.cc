@@ -1,21 +1,46 @@
-// tlab/tool/commands/compare.cc: see compare.h.
-#include "commands/compare.h"
-
+// tlab/tool/commands/compare.cc: `tlab compare`.
+//
+//   tlab compare [SCENARIO] [--workload W|all ...] [--strategies S,...|all] [--peers]
+//                [--pending N,...] [--cell-ms MS] [--samples N] [--threads N]
+//                [--slack-1ns] [--report F] [--html F] [--json]
+//
+// Without SCENARIO it measures the workloads of compare/subject.h (default: all)
+// on the chosen strategies (default: all) and, with --peers, on libuv, libevent,
+// asio and a java.util.Timer-style heap, against the OS-limit baselines of
+// compare/baselines.h, all in this one process (compare/run.h). With SCENARIO it
+// runs that scenario once per strategy through the stress runner (one case per
+// strategy, latency percentiles side by side, as before), and the workloads too
+// only if --workload is given. Outputs: the table on stdout (or the JSON report
+// with --json), the JSON report (--report; "compare" section in
+// tool/report/report_schema.json) and a self-contained HTML page with inline SVG charts
+// (--html; compare/html.h).
+//
+// Defaults are chosen so that `tlab compare --peers --html out.html` measures
+// every strategy and peer in one process in well under 2 minutes on 2 cores:
+// pending 1K, 100K, 1M; 40 ms of CPU per cell; 1000 latency samples. Sizes up to
+// 10M are accepted (--pending 1000,10000000).
+//
+// Exit codes (cli/command.h): 0 measured (the bars are reported, never enforced); 1 a
+// scenario case failed; 2 a bad option (CLI11 names the flag) or bad SCENARIO or
+// output path; 3 an internal error (for example a peer library failing to start).
+//
+// Ground rules: CLI thread only; the measurements own the process while they run.
 #include <algorithm>
 #include <array>
-#include <set>
+#include <iostream>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/common.h"
 #include "compare/html.h"
 #include "compare/run.h"
 #include "report/console.h"
 #include "report/junit.h"
 #include "plan/plan.h"
 #include "scenario/scenario.h"
-#include "strategy_catalogue.h"
+#include "base/strategies.h"
 
 namespace tlab::tool {
 
@@ -42,8 +67,8 @@ std::vector<Cells> compare_rows(const Report& report) {
   return rows;
 }
 
-}  // namespace
-
+// compare_table: the scenario mode's aligned text table (one row per strategy x
+// latency histogram).
 std::string compare_table(const Report& report) {
   const auto rows = compare_rows(report);
   std::array<std::size_t, 9> width{};
@@ -61,6 +86,7 @@ std::string compare_table(const Report& report) {
   return out;
 }
 
+// compare_html: the scenario mode's standalone HTML page.
 std::string compare_html(const Report& report) {
   const auto rows = compare_rows(report);
   std::string table = "<table>\n";
@@ -88,22 +114,14 @@ std::string compare_html(const Report& report) {
       xml_escape(e.tlab_version), xml_escape(e.git_revision));
 }
 
-namespace {
-
 constexpr std::size_t kMinPending = 1'000;
 constexpr std::size_t kMaxPending = 10'000'000;
 
-std::vector<std::string> all_strategy_names() {
-  std::vector<std::string> v;
-  for (const auto& row : kStrategyInfo) v.emplace_back(row.name);
-  return v;
-}
-
-class CompareCommandImpl final : public CompareCommand {
+class CompareCommand final : public Command {
  public:
-  explicit CompareCommandImpl(CLI::App& app) {
-    sub_ = app.add_subcommand(
-        "compare",
+  void setup(CLI::App& sub) override {
+    sub_ = &sub;
+    sub_->description(
         "strategies side by side, against libuv/libevent/asio/java-timer peers and the OS limit");
     sub_->add_option("SCENARIO", scenario_path_,
                      "optional: also run this scenario file once per strategy")
@@ -114,12 +132,10 @@ class CompareCommandImpl final : public CompareCommand {
         ->type_name("W,...")
         ->delimiter(',')
         ->check(CLI::IsMember(workloads));
-    std::vector<std::string> strategies = all_strategy_names();
-    strategies.insert(strategies.begin(), "all");
     sub_->add_option("--strategies", strategies_, "strategies to compare (default: all)")
         ->type_name("S,...")
         ->delimiter(',')
-        ->check(CLI::IsMember(strategies));
+        ->check(CLI::IsMember(strategy_names(/*with_all=*/true)));
     sub_->add_flag("--peers", peers_,
                    "also measure libuv, libevent, asio and a java.util.Timer heap");
     sub_->add_option("--pending", pending_,
@@ -144,9 +160,8 @@ class CompareCommandImpl final : public CompareCommand {
     sub_->add_option("--html", html_path_, "write the HTML page with SVG charts to F")
         ->type_name("F");
     sub_->add_flag("--json", json_, "print the JSON report on stdout instead of the table");
+    add_example(*sub_, "tlab compare --peers --html compare.html");
   }
-
-  bool selected() const override { return sub_->parsed(); }
 
   int run(const CliEnv& env) override {
     std::ostream& out = *env.out;
@@ -154,12 +169,14 @@ class CompareCommandImpl final : public CompareCommand {
     InputErrors errors;
     std::vector<Scenario> scenarios;
     if (!scenario_path_.empty()) {
-      auto s = loader_.load_file(scenario_path_, errors);
+      auto s = ScenarioLoader().load_file(scenario_path_, errors);
       if (s) scenarios.push_back(std::move(*s));
     }
     std::vector<std::string> strategies = strategies_;
-    if (strategies.empty() || (strategies.size() == 1 && strategies.front() == "all")) {
-      strategies = all_strategy_names();
+    if (strategies.empty()) {
+      strategies = strategy_names();
+    } else if (strategies.size() == 1 && strategies.front() == "all") {
+      strategies = expand_strategies(strategies);
     } else if (std::find(strategies.begin(), strategies.end(), "all") != strategies.end()) {
       errors.push_back({"--strategies", "/", "\"all\" cannot be combined with other names"});
     }
@@ -184,31 +201,17 @@ class CompareCommandImpl final : public CompareCommand {
       }
     }
     const bool measure = scenario_path_.empty() || !workloads_.empty();
-    std::set<std::string> used;
-    for (const auto& [flag, path] :
-         {std::pair<std::string, std::string>{"--report", report_path_}, {"--html", html_path_}}) {
-      if (path.empty()) continue;
-      check_output_path(path, flag, errors);
-      if (!used.insert(path).second) {
-        errors.push_back(
-            {path, "/", fmt::format("{}: the same file is named by another flag", flag)});
-      }
-    }
+    check_outputs({{"--report", report_path_}, {"--html", html_path_}}, errors);
     if (!errors.empty() || (!scenario_path_.empty() && scenarios.empty())) {
-      for (const InputError& e : errors) err << e.str() << "\n";
-      return kExitBadInput;
+      return bad_input(errors, env);
     }
 
     Report report;
     report.command = "compare";
     report.environment = Environment::detect();
     if (!scenarios.empty()) {
-      std::unique_ptr<Runner> runner = env.make_runner ? env.make_runner() : nullptr;
-      if (!runner) {
-        err << "tlab: internal error: runner not built yet: this build of tlab has no stress "
-               "runner, so nothing was run\n";
-        return kExitInternal;
-      }
+      std::unique_ptr<Runner> runner = runner_or_null(env);
+      if (!runner) return kExitInternal;
       std::vector<CaseSpec> specs;
       for (const std::string& s : strategies) {
         specs.push_back(plan_case(scenarios.front(), s, std::nullopt, Overrides{}, false));
@@ -253,7 +256,6 @@ class CompareCommandImpl final : public CompareCommand {
 
  private:
   CLI::App* sub_ = nullptr;
-  ScenarioLoader loader_;
   std::string scenario_path_;
   std::vector<std::string> workloads_;
   std::vector<std::string> strategies_;
@@ -270,8 +272,6 @@ class CompareCommandImpl final : public CompareCommand {
 
 }  // namespace
 
-std::unique_ptr<CompareCommand> add_compare_command(CLI::App& app) {
-  return std::make_unique<CompareCommandImpl>(app);
-}
+std::unique_ptr<Command> make_compare_command() { return std::make_unique<CompareCommand>(); }
 
 }  // namespace tlab::tool

@@ -1,18 +1,23 @@
-// tlab/tool/layers/layers.cc: see mutants_cmd.h.
+// tlab/tool/layers/layers.cc: see layers.h.
 #include "layers/layers.h"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/build_info.h"
+#include "base/interrupt.h"
+#include "base/sanitizer.h"
 #include "report/report.h"
 #include "base/subprocess.h"
 
@@ -230,6 +235,64 @@ void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vect
   if (status.state != LayerStatus::State::kError) status.state = LayerStatus::State::kRan;
   status.checks = checks;
   status.seconds = seconds_since(t0);
+}
+
+bool layer_wanted(const LayerPlan& plan, Layer l) {
+  return plan.layers.empty() ||
+         std::find(plan.layers.begin(), plan.layers.end(), name_of(l)) != plan.layers.end();
+}
+
+int model_jobs(int jobs) {
+  if (jobs > 0) return jobs;
+  const int n = Environment::detect().cpus_available;
+  return n > 0 ? n : 1;
+}
+
+void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases,
+                        const std::vector<Scenario>& suite) {
+  std::set<std::string> tsan_pairs;
+  for (const Scenario& s : suite) {
+    for (Mutant m : s.tsan_catches) tsan_pairs.insert(s.name + ":" + std::string(name_of(m)));
+  }
+  matrix.add_cases(cases, [&](const CaseRecord& c) {
+    if (c.model) return Layer::kModel;
+    return tsan_pairs.count(c.scenario + ":" + c.mutant.value_or("")) ? Layer::kTsan
+                                                                      : Layer::kScenario;
+  });
+}
+
+void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite,
+                      const LayerPlan& plan, bool clean_models, Report& report) {
+  std::vector<CaseRecord> cases;
+  auto request = [&](const std::string& path) {
+    LayerRequest r;
+    r.required = !plan.layers.empty();
+    r.explicit_path = path;
+    return r;
+  };
+  if (layer_wanted(plan, Layer::kModel)) {
+    if (plan.progress) *plan.progress << "tlab: running the Relacy models...\n";
+    run_model_layer(matrix, request(plan.sources.models_dir), plan.model, clean_models, cases);
+  }
+  if (layer_wanted(plan, Layer::kProperty)) {
+    run_property_layer(matrix, request(plan.sources.property_bin));
+  }
+  if (layer_wanted(plan, Layer::kTsan)) {
+    if (under_tsan()) {
+      // This tlab is the TSan build: the scenario layer ran tsan_catches in-process.
+      LayerStatus& st = matrix.layer(Layer::kTsan);
+      st = matrix.layer(Layer::kScenario);
+      st.source = "this tlab (a TSan build): the scenarios' tsan_catches";
+    } else {
+      if (plan.progress) *plan.progress << "tlab: running the TSan build of tlab...\n";
+      run_tsan_layer(matrix, request(plan.sources.tsan_tlab), suite, plan.model.timeout_s);
+    }
+  }
+  report.planned += cases.size();
+  report.cases.insert(report.cases.end(), std::make_move_iterator(cases.begin()),
+                      std::make_move_iterator(cases.end()));
+  report.interrupted = report.interrupted || interrupted();
+  report.kill_matrix = matrix.to_json();
 }
 
 }  // namespace tlab::tool

@@ -1,7 +1,9 @@
 // tlab/tool/layers/layers.h: the out-of-process layers of the kill matrix
 // (kill_matrix.h): the Relacy models, the rapidcheck property tests, and a TSan
-// build of tlab. The in-process scenario layer is run by the CLI through the
-// stress runner like `tlab check` (cli.cc), and shares nothing with these.
+// build of tlab, and the glue `tlab mutants` and `tlab check --models` share
+// (run_other_layers, add_scenario_cases). The in-process scenario layer is run
+// by those commands through the stress runner like `tlab check`; its cases enter
+// the matrix through add_scenario_cases.
 //
 // Each function finds its binary (explicit path, else this build's, else the
 // default preset's under the source tree), runs it through subprocess.h, records
@@ -15,6 +17,7 @@
 // Ground rules: CLI thread only.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -44,5 +47,42 @@ void run_property_layer(KillMatrix& matrix, const LayerRequest& req);
 // fails with a sanitizer report.
 void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vector<Scenario>& suite,
                     double timeout_s);
+
+// LayerSources: where the layers' binaries are ("": look for them) and how many
+// model runs go at once; the commands' --models-dir, --jobs, --property-bin and
+// --tsan-tlab (cli/common.h adds the flags).
+struct LayerSources {
+  std::string models_dir;
+  int jobs = 0;  // 0: the CPUs available (model_jobs)
+  std::string property_bin;
+  std::string tsan_tlab;
+};
+
+// LayerPlan: the layers other than scenario, as `tlab mutants` and `tlab check
+// --models` ask for them.
+struct LayerPlan {
+  std::vector<std::string> layers;  // --layers: empty means every layer, none required
+  LayerSources sources;
+  ModelRunOptions model;  // the model runs; timeout_s also bounds each TSan scenario run
+  std::ostream* progress = nullptr;  // "tlab: running ..." lines (a terminal), or none
+};
+
+// layer_wanted: whether `plan` runs layer `l` (--layers names it, or names nothing).
+bool layer_wanted(const LayerPlan& plan, Layer l);
+
+// model_jobs: --jobs as given, or with 0 the CPUs this process may use.
+int model_jobs(int jobs);
+
+// add_scenario_cases: the scenario layer's cases into `matrix`. In a TSan build
+// (base/sanitizer.h) a case of a scenario's tsan_catches counts as layer tsan.
+void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases,
+                        const std::vector<Scenario>& suite);
+
+// run_other_layers: runs the wanted layers other than scenario into `matrix`
+// (with `clean_models`, the models' clean runs too), appends the model cases to
+// `report` and sets its kill_matrix. A TSan tlab is its own tsan layer: the
+// scenario layer already ran the tsan_catches in-process.
+void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite,
+                      const LayerPlan& plan, bool clean_models, Report& report);
 
 }  // namespace tlab::tool

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.h"
+#include "base/sanitizer.h"
 #include "base/strategies.h"
 #include "report/console.h"
 
@@ -59,7 +60,7 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
   std::vector<CaseSpec> out = plan_run(scenarios, base);
   // tsan_catches: data-race mutants with no symptom but a TSan report; planned only
   // when this tlab is a TSan build (otherwise they could only "survive").
-  const bool tsan = Environment::detect().sanitizer.find("thread") != std::string::npos;
+  const bool tsan = under_tsan();
   for (const Scenario& s : scenarios) {
     std::vector<Mutant> wanted = s.catches;
     if (tsan) wanted.insert(wanted.end(), s.tsan_catches.begin(), s.tsan_catches.end());

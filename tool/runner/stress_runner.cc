@@ -27,23 +27,7 @@
 #include "subjects/subjects.h"
 #include "tlab/platform/stress_control.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define TLAB_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TLAB_UNDER_TSAN 1
-#endif
-#endif
-
 namespace tlab::tool {
-
-bool under_tsan() {
-#ifdef TLAB_UNDER_TSAN
-  return true;
-#else
-  return false;
-#endif
-}
 
 std::vector<std::string> extract_tsan_reports(const std::string& text) {
   std::vector<std::string> out;

@@ -39,6 +39,7 @@
 
 #include <memory>
 
+#include "base/sanitizer.h"  // under_tsan() (was declared here)
 #include "runner/runner.h"
 
 namespace tlab::tool {
@@ -50,9 +51,6 @@ class StressRunner final : public Runner {
 
 // make_stress_runner: the RunnerFactory main.cc hands to the CLI.
 std::unique_ptr<Runner> make_stress_runner();
-
-// under_tsan: true in a ThreadSanitizer build of tlab.
-bool under_tsan();
 
 // extract_tsan_reports: the "WARNING: ThreadSanitizer: ..." blocks of a stderr
 // capture, each up to its closing "==================" line.

@@ -1,0 +1,177 @@
+// tlab/tool/cli/common.cc: see common.h.
+#include "cli/common.h"
+
+#include <iostream>
+#include <set>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "report/console.h"
+#include "report/junit.h"
+#include "tlab/platform/mutant.h"
+
+namespace tlab::tool {
+
+CLI::Validator duration_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        auto v = parse_duration_s(s);
+        if (!v) return fmt::format("'{}' is not a duration (examples: 5, 5s, 500ms, 2m)", s);
+        if (*v <= 0 || *v > kMaxDurationS) {
+          return fmt::format("'{}' is outside (0, {}s]", s, kMaxDurationS);
+        }
+        return {};
+      },
+      "DURATION", "duration");
+}
+
+CLI::Validator mutant_check() {
+  std::vector<std::string> names;
+  for (const auto& row : kMutantInfo) names.emplace_back(row.name);
+  return CLI::IsMember(names).description("");
+}
+
+void add_example(CLI::App& sub, const std::string& example) {
+  const std::string footer = sub.get_footer();
+  sub.footer((footer.empty() ? "" : footer + "\n\n") + "Example: " + example);
+}
+
+void add_outputs(CLI::App& sub, OutputOptions& o, bool junit) {
+  sub.add_option("--report", o.report_path, "write the JSON report to F (atomically)")
+      ->type_name("F");
+  if (junit) {
+    sub.add_option("--junit", o.junit_path, "write JUnit XML to F (atomically)")->type_name("F");
+  }
+  sub.add_flag("--json", o.json, "print the JSON report on stdout instead of the table");
+}
+
+bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                   InputErrors& errors) {
+  std::set<std::string> used;
+  for (const auto& [flag, path] : outputs) {
+    if (path.empty()) continue;
+    check_output_path(path, flag, errors);
+    if (!used.insert(path).second) {
+      errors.push_back(
+          {path, "/", fmt::format("{}: the same file is named by another flag", flag)});
+    }
+  }
+  return errors.empty();
+}
+
+bool check_outputs(const OutputOptions& o, InputErrors& errors) {
+  return check_outputs({{"--report", o.report_path}, {"--junit", o.junit_path}}, errors);
+}
+
+void add_layer_sources(CLI::App& sub, LayerSources& s) {
+  sub.add_option("--models-dir", s.models_dir,
+                 "directory of the model_* binaries (default: this build's, see "
+                 "`tlab model --help`)")
+      ->type_name("DIR");
+  sub.add_option("--jobs", s.jobs, "model runs at once (default: the CPUs available)")
+      ->type_name("N")
+      ->check(CLI::Range(1, 256));
+}
+
+void add_layer_binaries(CLI::App& sub, LayerSources& s) {
+  sub.add_option("--property-bin", s.property_bin, "the rapidcheck test binary")->type_name("F");
+  sub.add_option("--tsan-tlab", s.tsan_tlab, "a ThreadSanitizer build of tlab")->type_name("F");
+}
+
+int bad_input(const InputErrors& errors, const CliEnv& env) {
+  for (const InputError& e : errors) *env.err << e.str() << "\n";
+  return kExitBadInput;
+}
+
+std::unique_ptr<Runner> runner_or_null(const CliEnv& env) {
+  std::unique_ptr<Runner> runner = env.make_runner ? env.make_runner() : nullptr;
+  if (!runner) {
+    *env.err << "tlab: internal error: runner not built yet: this build of tlab has no stress "
+                "runner, so nothing was run\n";
+  }
+  return runner;
+}
+
+std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& loader,
+                                                        const CliEnv& env) {
+  InputErrors errors;
+  std::vector<Scenario> suite = loader.load_builtin(errors);
+  if (errors.empty()) return suite;
+  bad_input(errors, env);
+  *env.err << "tlab: internal error: the built-in suite does not validate\n";
+  return std::nullopt;
+}
+
+int finish(const Report& report, const OutputOptions& o, const CliEnv& env) {
+  const std::string json = report.to_json().dump(2) + "\n";
+  int code = report.exit_code();
+  try {
+    if (!o.report_path.empty()) write_file_atomic(o.report_path, json);
+    if (!o.junit_path.empty()) write_file_atomic(o.junit_path, junit_xml(report));
+  } catch (const std::exception& e) {
+    *env.err << "tlab: internal error: " << e.what() << "\n";
+    code = kExitInternal;
+  }
+  if (o.json) {
+    *env.out << json;
+  } else {
+    *env.out << format_table(report, env.stdout_is_tty && use_color(1));
+  }
+  if (report.interrupted) {
+    *env.err << "tlab: interrupted; the partial report"
+             << (o.report_path.empty() ? std::string() : " in " + o.report_path)
+             << " is marked \"interrupted\": true\n";
+  }
+  return code;
+}
+
+ScenarioRun run_scenarios(
+    const std::string& command, const std::vector<std::string>& paths,
+    const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
+    const OutputOptions& o, const CliEnv& env) {
+  ScenarioRun r;
+  const ScenarioLoader loader;
+  InputErrors errors;
+  if (paths.empty()) {
+    auto suite = load_builtin_suite(loader, env);
+    if (!suite) {
+      r.exit = kExitInternal;
+      return r;
+    }
+    if (suite->empty()) {
+      *env.err << "tlab: no scenarios: the built-in suite of this build is empty; name files or "
+                  "directories\n";
+      r.exit = kExitBadInput;
+      return r;
+    }
+    r.scenarios = std::move(*suite);
+  } else {
+    r.scenarios = loader.load_paths(paths, errors);
+  }
+  if (!check_outputs(o, errors)) {
+    r.exit = bad_input(errors, env);
+    return r;
+  }
+  const std::vector<CaseSpec> specs = plan(r.scenarios);
+  auto runner = runner_or_null(env);
+  if (!runner) {
+    r.exit = kExitInternal;
+    return r;
+  }
+  ExecuteOptions options;
+  options.command = command;
+  options.show_progress = env.stderr_is_tty;
+  options.on_case_done = [&](const Report& partial) {
+    if (o.report_path.empty()) return;
+    try {
+      write_file_atomic(o.report_path, partial.to_json().dump(2) + "\n");
+    } catch (const std::exception&) {
+      // finish() writes again and reports the failure.
+    }
+  };
+  r.report = execute_plan(specs, r.scenarios, *runner, options);
+  return r;
+}
+
+}  // namespace tlab::tool

@@ -1,0 +1,104 @@
+// tlab/tool/cli/common.h: the plumbing two or more tlab commands share (command.h):
+// output flags and their checks, writing the report and printing the table, bad
+// input, the runner, the built-in suite, option validators, and the one
+// load-plan-execute path of `run` and `check`.
+//
+// What one command alone uses lives in that command's file (tool/commands/).
+// Messages printed here are part of the CLI's contract (tests/e2e match them).
+//
+// Cost: what the callers ask for; run_scenarios is dominated by the runner.
+// Ground rules: CLI thread only.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/strategies.h"
+#include "base/json_input.h"
+#include "cli/command.h"
+#include "layers/layers.h"
+#include "plan/plan.h"
+#include "report/report.h"
+#include "scenario/scenario.h"
+
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
+namespace tlab::tool {
+
+// --budget and --timeout accept durations up to this many seconds.
+inline constexpr double kMaxDurationS = 600;
+
+// duration_check: the CLI11 validator of a duration in (0, kMaxDurationS].
+CLI::Validator duration_check();
+// mutant_check: the CLI11 validator of a mutant name (no list in --help: `tlab
+// list mutants` has it).
+CLI::Validator mutant_check();
+
+// add_example: ends the help footer of `sub` (the tool's exit codes line, unless
+// the command set its own) with "Example: <example>", a command line that works
+// from the source tree.
+void add_example(CLI::App& sub, const std::string& example);
+
+// OutputOptions: --report F, --junit F, --json.
+struct OutputOptions {
+  std::string report_path;
+  std::string junit_path;
+  bool json = false;
+};
+// add_outputs: adds --report, --junit (if `junit`) and --json bound to `o`.
+void add_outputs(CLI::App& sub, OutputOptions& o, bool junit);
+
+// check_outputs: each named (flag, path) pair with a non-empty path can be
+// created, and no two flags name the same file; appends an error per problem.
+// Returns whether `errors` is empty.
+bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                   InputErrors& errors);
+// check_outputs: --report and --junit of `o`.
+bool check_outputs(const OutputOptions& o, InputErrors& errors);
+
+// add_layer_sources: adds --models-dir and --jobs.
+void add_layer_sources(CLI::App& sub, LayerSources& s);
+// add_layer_binaries: adds --property-bin and --tsan-tlab.
+void add_layer_binaries(CLI::App& sub, LayerSources& s);
+
+// bad_input: prints each error on env's err, one a line. Returns kExitBadInput.
+int bad_input(const InputErrors& errors, const CliEnv& env);
+
+// runner_or_null: env's runner, or nullptr after saying on err that this build
+// has none (the caller returns kExitInternal).
+std::unique_ptr<Runner> runner_or_null(const CliEnv& env);
+
+// load_builtin_suite: the suite embedded in this build, or nullopt after printing
+// why it does not validate (an internal error: the caller returns kExitInternal).
+std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& loader,
+                                                        const CliEnv& env);
+
+// finish: writes --report and --junit, prints the JSON (--json) or the table on
+// out, and says on err where an interrupted run's partial report is. Returns the
+// report's exit code, or kExitInternal if a file could not be written.
+int finish(const Report& report, const OutputOptions& o, const CliEnv& env);
+
+// ScenarioRun: the outcome of run_scenarios.
+struct ScenarioRun {
+  std::optional<int> exit;  // set when it ended before running: bad input, no runner
+  std::vector<Scenario> scenarios;
+  Report report;  // the executed plan, when `exit` is unset
+};
+// run_scenarios: what `run` and `check` share. Loads `paths` (none: the built-in
+// suite), checks the outputs, plans with `plan`, and executes the plan through the
+// runner as `command`, rewriting --report after every case so that a killed run
+// leaves its finished cases on disk. The caller finishes.
+ScenarioRun run_scenarios(
+    const std::string& command, const std::vector<std::string>& paths,
+    const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
+    const OutputOptions& o, const CliEnv& env);
+
+}  // namespace tlab::tool

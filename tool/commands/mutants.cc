@@ -1,0 +1,124 @@
+// tlab/tool/commands/mutants.cc: `tlab mutants`: the kill matrix
+// (layers/kill_matrix.h): which layer (scenario, model, property, tsan) catches
+// each mutant, and how fast. The scenario layer is the built-in suite's catches
+// run here through the stress runner; the others run as separate binaries
+// (layers/layers.h). Exit 1 on a survivor or a mutant no layer catches.
+#include <chrono>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/common.h"
+#include "layers/kill_matrix.h"
+#include "layers/layers.h"
+
+namespace tlab::tool {
+
+namespace {
+
+struct MutantsOptions {
+  std::vector<std::string> layers;
+  std::uint64_t iterations = 100000;
+  LayerSources sources;
+  OutputOptions outputs;  // --report and --json (no --junit)
+};
+
+class MutantsCommand final : public Command {
+ public:
+  void setup(CLI::App& sub) override {
+    sub.description(
+        "the kill matrix: which layer (scenario, model, property, tsan) catches each "
+        "mutant, and how fast");
+    sub.add_option("--layers", o_.layers,
+                   "layers to run (default: all; a layer named here must be available)")
+        ->type_name("L,...")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"scenario", "model", "property", "tsan"}));
+    sub.add_option("--iterations", o_.iterations,
+                   "random-scheduler iterations per model run (default 100000)")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000000}));
+    add_layer_binaries(sub, o_.sources);
+    add_layer_sources(sub, o_.sources);
+    sub.add_option("--report", o_.outputs.report_path,
+                   "write the full JSON report (cases and kill_matrix) to F")
+        ->type_name("F");
+    sub.add_flag("--json", o_.outputs.json, "print the kill matrix as JSON instead of the table");
+    add_example(sub, "tlab mutants --layers scenario --json");
+  }
+
+  int run(const CliEnv& env) override {
+    InputErrors errors;
+    if (!check_outputs(o_.outputs, errors)) return bad_input(errors, env);
+    const auto suite = load_builtin_suite(ScenarioLoader(), env);
+    if (!suite) return kExitInternal;
+    LayerPlan plan;
+    plan.layers = o_.layers;
+    plan.sources = o_.sources;
+    plan.model.iterations = o_.iterations;
+    plan.model.jobs = model_jobs(o_.sources.jobs);
+    plan.progress = env.stderr_is_tty ? env.err : nullptr;
+
+    KillMatrix matrix;
+    Report report;
+    report.command = "mutants";
+    report.environment = Environment::detect();
+    for (const Scenario& s : *suite) report.scenarios[s.name] = {s.source, s.document};
+    if (layer_wanted(plan, Layer::kScenario)) {
+      auto runner = runner_or_null(env);
+      if (!runner) return kExitInternal;
+      std::vector<CaseSpec> specs;
+      for (CaseSpec& spec : plan_check(*suite, Overrides{})) {
+        if (spec.expect_fail) specs.push_back(std::move(spec));
+      }
+      ExecuteOptions options;
+      options.command = "mutants";
+      options.show_progress = env.stderr_is_tty;
+      const auto t0 = std::chrono::steady_clock::now();
+      Report scenario_report = execute_plan(specs, *suite, *runner, options);
+      LayerStatus& st = matrix.layer(Layer::kScenario);
+      st.state = LayerStatus::State::kRan;
+      st.source = "this tlab: the built-in suite's catches";
+      st.checks = scenario_report.summary().mutant_pairs;
+      st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      add_scenario_cases(matrix, scenario_report.cases, *suite);
+      report.cases = std::move(scenario_report.cases);
+      report.planned = scenario_report.planned;
+      report.interrupted = scenario_report.interrupted;
+    }
+    if (!report.interrupted) {
+      run_other_layers(matrix, *suite, plan, /*clean_models=*/false, report);
+    }
+    report.kill_matrix = matrix.to_json();
+    int code = report.interrupted ? kExitInterrupted : matrix.exit_code();
+    try {
+      if (!o_.outputs.report_path.empty()) {
+        write_file_atomic(o_.outputs.report_path, report.to_json().dump(2) + "\n");
+      }
+    } catch (const std::exception& e) {
+      *env.err << "tlab: internal error: " << e.what() << "\n";
+      code = kExitInternal;
+    }
+    if (o_.outputs.json) {
+      nlohmann::ordered_json j = *report.kill_matrix;
+      nlohmann::ordered_json out;
+      out["schema_version"] = kReportSchemaVersion;
+      out["command"] = "mutants";
+      out["environment"] = report.environment.to_json();
+      for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = it.value();
+      *env.out << out.dump(2) << "\n";
+    } else {
+      *env.out << matrix.table();
+    }
+    return code;
+  }
+
+ private:
+  MutantsOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_mutants_command() { return std::make_unique<MutantsCommand>(); }
+
+}  // namespace tlab::tool

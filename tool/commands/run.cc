@@ -1,0 +1,76 @@
+// tlab/tool/commands/run.cc: `tlab run`: scenarios (default: the built-in suite)
+// on each scenario's strategies, or with --strategy, --mutant, --seed, --budget
+// and --operations overriding every scenario. Exit 1 when a case fails.
+#include <cstdint>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/common.h"
+
+namespace tlab::tool {
+
+namespace {
+
+// Seeds travel through JSON reports; 2^53 - 1 keeps them exact in every JSON reader.
+constexpr std::uint64_t kMaxSeed = (std::uint64_t{1} << 53) - 1;
+constexpr std::uint64_t kMaxOperations = 100000000;
+
+struct RunOptions {
+  std::vector<std::string> paths;
+  std::string strategy;
+  std::string mutant;
+  std::uint64_t seed = 0;
+  std::string budget;
+  std::uint64_t operations = 0;
+  OutputOptions outputs;
+};
+
+class RunCommand final : public Command {
+ public:
+  void setup(CLI::App& sub) override {
+    sub_ = &sub;
+    sub.description("run scenarios (default: the built-in suite)");
+    sub.add_option("PATHS", o_.paths, "scenario files or directories")->type_name("PATH");
+    sub.add_option("--strategy", o_.strategy, "one strategy, or all (default: each scenario's)")
+        ->type_name("S")
+        ->check(CLI::IsMember(strategy_names(/*with_all=*/true)));
+    sub.add_option("--mutant", o_.mutant, "turn on one mutant (see `tlab list mutants`)")
+        ->type_name("M")
+        ->check(mutant_check());
+    sub.add_option("--seed", o_.seed, "override every scenario's seed")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint64_t{0}, kMaxSeed));
+    sub.add_option("--budget", o_.budget, "watchdog budget per case, e.g. 5s, 500ms (max 600s)")
+        ->type_name("D")
+        ->check(duration_check());
+    sub.add_option("--operations", o_.operations, "override every scenario's operation count")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint64_t{1}, kMaxOperations));
+    add_outputs(sub, o_.outputs, /*junit=*/true);
+    add_example(sub, "tlab run scenarios/fixed_rate_drift.json --strategy binary_heap --seed 7");
+  }
+
+  int run(const CliEnv& env) override {
+    Overrides ov;
+    if (!o_.strategy.empty()) ov.strategy = o_.strategy;
+    if (!o_.mutant.empty()) ov.mutant = mutant_from_name(o_.mutant);
+    if (sub_->count("--seed") > 0) ov.seed = o_.seed;
+    if (sub_->count("--operations") > 0) ov.operations = o_.operations;
+    if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
+    ScenarioRun r = run_scenarios(
+        "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
+        o_.outputs, env);
+    if (r.exit) return *r.exit;
+    return finish(r.report, o_.outputs, env);
+  }
+
+ private:
+  CLI::App* sub_ = nullptr;
+  RunOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+}  // namespace tlab::tool
