@@ -1,6 +1,8 @@
 // tlab/tool/cli/common.cc: see common.h.
 #include "cli/common.h"
 
+#include "subjects/subjects.h"
+
 #include <iostream>
 #include <set>
 
@@ -126,6 +128,15 @@ int finish(const Report& report, const OutputOptions& o, const CliEnv& env) {
   return code;
 }
 
+std::vector<Scenario> load_runnable(const ScenarioLoader& loader,
+                                    const std::vector<std::string>& paths, InputErrors& errors) {
+  std::vector<Scenario> out;
+  for (Scenario& s : loader.load_paths(paths, errors)) {
+    if (check_runnable(s, s.source, errors)) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
@@ -147,7 +158,7 @@ ScenarioRun run_scenarios(
     }
     r.scenarios = std::move(*suite);
   } else {
-    r.scenarios = loader.load_paths(paths, errors);
+    r.scenarios = load_runnable(loader, paths, errors);
   }
   if (!check_outputs(o, errors)) {
     r.exit = bad_input(errors, env);
@@ -162,6 +173,7 @@ ScenarioRun run_scenarios(
   ExecuteOptions options;
   options.command = command;
   options.show_progress = env.stderr_is_tty;
+  options.log = env.err;
   options.on_case_done = [&](const Report& partial) {
     if (o.report_path.empty()) return;
     try {

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/strategies.h"
 #include "base/json_input.h"
+#include "base/strategies.h"
 #include "cli/command.h"
 #include "layers/layers.h"
 #include "plan/plan.h"
@@ -87,6 +87,13 @@ std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& lo
 int finish(const Report& report, const OutputOptions& o, const CliEnv& env);
 
 // ScenarioRun: the outcome of run_scenarios.
+// load_runnable: ScenarioLoader::load_paths plus check_runnable (subjects.h): the
+// scenarios that load and that some engine can run as written; errors for the rest
+// (`tlab validate`, run, check and compare all load through here, so validate and
+// run agree).
+std::vector<Scenario> load_runnable(const ScenarioLoader& loader,
+                                    const std::vector<std::string>& paths, InputErrors& errors);
+
 struct ScenarioRun {
   std::optional<int> exit;  // set when it ended before running: bad input, no runner
   std::vector<Scenario> scenarios;

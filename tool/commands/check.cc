@@ -26,8 +26,7 @@ struct CheckOptions {
 class CheckCommand final : public Command {
  public:
   void setup(CLI::App& sub) override {
-    sub.description(
-        "CI gate: the suite on every strategy must pass; each listed mutant must fail");
+    sub.description("CI gate: the suite on every strategy must pass; each listed mutant must fail");
     sub.add_option("PATHS", o_.paths, "scenario files or directories")->type_name("PATH");
     sub.add_flag("--models", o_.with_models,
                  "also run the Relacy models (clean and mutant runs) and the property and TSan "
@@ -41,8 +40,7 @@ class CheckCommand final : public Command {
   int run(const CliEnv& env) override {
     ScenarioRun r = run_scenarios(
         "check", o_.paths,
-        [](const std::vector<Scenario>& s) { return plan_check(s, Overrides{}); }, o_.outputs,
-        env);
+        [](const std::vector<Scenario>& s) { return plan_check(s, Overrides{}); }, o_.outputs, env);
     if (r.exit) return *r.exit;
     Report& report = r.report;
     if (!o_.with_models || report.interrupted) return finish(report, o_.outputs, env);

@@ -33,14 +33,14 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "base/strategies.h"
 #include "cli/common.h"
 #include "compare/html.h"
 #include "compare/run.h"
+#include "plan/plan.h"
 #include "report/console.h"
 #include "report/junit.h"
-#include "plan/plan.h"
 #include "scenario/scenario.h"
-#include "base/strategies.h"
 
 namespace tlab::tool {
 
@@ -169,8 +169,7 @@ class CompareCommand final : public Command {
     InputErrors errors;
     std::vector<Scenario> scenarios;
     if (!scenario_path_.empty()) {
-      auto s = ScenarioLoader().load_file(scenario_path_, errors);
-      if (s) scenarios.push_back(std::move(*s));
+      scenarios = load_runnable(ScenarioLoader(), {scenario_path_}, errors);
     }
     std::vector<std::string> strategies = strategies_;
     if (strategies.empty()) {

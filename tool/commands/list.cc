@@ -11,8 +11,8 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include "cli/common.h"
 #include "base/strategies.h"
+#include "cli/common.h"
 #include "layers/model_runs.h"
 #include "subjects/subjects.h"
 #include "tlab/platform/fault_point.h"
@@ -31,7 +31,8 @@ class ListCommand final : public Command {
     sub.add_option("WHAT", what_,
                    "strategies|subjects|scenarios|mutants|faults|models (default: all but "
                    "models)")
-        ->check(CLI::IsMember({"strategies", "subjects", "scenarios", "mutants", "faults", "models"}));
+        ->check(
+            CLI::IsMember({"strategies", "subjects", "scenarios", "mutants", "faults", "models"}));
     sub.add_flag("--json", json_, "print JSON");
     add_example(sub, "tlab list mutants --json");
   }

@@ -42,8 +42,7 @@ class ModelCommand final : public Command {
     sub_ = &sub;
     sub.description(
         "run the Relacy models over the shipped core code (clean runs and mutant runs)");
-    sub.add_option("NAME", o_.names, "models to run (default: all; see --list)")
-        ->type_name("NAME");
+    sub.add_option("NAME", o_.names, "models to run (default: all; see --list)")->type_name("NAME");
     sub.add_option("--test", o_.tests, "only these tests of the models")->type_name("T");
     sub.add_option("--scheduler", o_.scheduler,
                    "random (default), bound (context-bound search) or full (exhaustive)")

@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "cli/common.h"
 #include "base/strategies.h"
+#include "cli/common.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
@@ -43,9 +43,9 @@ class ReplayCommand final : public Command {
     auto target = load_replay_target(o_.report, id, errors);
     if (!target) return bad_input(errors, env);
     const ScenarioLoader loader;
-    auto scenario = loader.load_document(
-        target->scenario_document, o_.report + " (scenario " + target->scenario_source + ")",
-        errors);
+    auto scenario =
+        loader.load_document(target->scenario_document,
+                             o_.report + " (scenario " + target->scenario_source + ")", errors);
     if (!is_strategy(target->strategy)) {
       errors.push_back(
           {o_.report, "/cases",

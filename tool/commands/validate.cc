@@ -1,6 +1,8 @@
 // tlab/tool/commands/validate.cc: `tlab validate`: checks scenario files (or the
-// *.json files of directories) against the schema and the semantic rules only;
-// runs nothing. Prints "FILE: ok (NAME)" per scenario; exit 2 on any error.
+// *.json files of directories) against the schema, the semantic rules and what the
+// engines can run (load_runnable: role mixes, token widths, clocks, latency bounds
+// on histograms the engine records); runs nothing. Prints "FILE: ok (NAME)" per scenario; exit 2 on
+// any error.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -15,9 +17,7 @@ class ValidateCommand final : public Command {
  public:
   void setup(CLI::App& sub) override {
     sub.description("check scenario files against the schema only");
-    sub.add_option("FILES", files_, "scenario files or directories")
-        ->type_name("FILE")
-        ->required();
+    sub.add_option("FILES", files_, "scenario files or directories")->type_name("FILE")->required();
     add_example(sub, "tlab validate scenarios/");
   }
 
@@ -27,7 +27,7 @@ class ValidateCommand final : public Command {
     std::size_t ok = 0;
     for (const std::string& path : files_) {
       InputErrors mine;
-      const std::vector<Scenario> loaded = loader.load_paths({path}, mine);
+      const std::vector<Scenario> loaded = load_runnable(loader, {path}, mine);
       for (const Scenario& s : loaded) *env.out << s.source << ": ok (" << s.name << ")\n";
       ok += loaded.size();
       errors.insert(errors.end(), mine.begin(), mine.end());
