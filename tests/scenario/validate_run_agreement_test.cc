@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/engines.h"
 #include "runner/stress_runner.h"
 #include "scenario/scenario.h"
 #include "subjects/subjects.h"
@@ -88,6 +89,9 @@ TEST_F(ValidateRunAgreement, RoleMixesAndClocks) {
     }
   }
   EXPECT_GT(ran_, 10) << "the generator must produce runnable mixes";
+  RecordProperty("ran", ran_);
+  RecordProperty("refused", refused);
+  std::printf("role mixes: %d ran, %d refused by validate\n", ran_, refused);
   EXPECT_GT(refused, 10) << "and mixes the validator refuses";
 }
 

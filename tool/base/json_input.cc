@@ -1,8 +1,6 @@
 // tlab/tool/base/json_input.cc: see json_input.h.
 #include "base/json_input.h"
 
-#include "base/suggest.h"
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +20,8 @@
 #include <valijson/schema_parser.hpp>
 #include <valijson/validation_results.hpp>
 #include <valijson/validator.hpp>
+
+#include "base/suggest.h"
 
 namespace tlab::tool {
 
@@ -319,6 +320,9 @@ struct SchemaValidator::Impl {
   valijson::Schema schema;
   // Every string of every "enum" in the schema: the candidates for "did you mean".
   std::vector<std::string> enum_strings;
+  // Property name -> its enum, for names whose enum is the same wherever they occur:
+  // lets an enum error list the allowed values.
+  std::map<std::string, Json> enum_by_property;
 };
 
 SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make_unique<Impl>()) {
@@ -333,6 +337,14 @@ SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make
     const Json* j = stack.back();
     stack.pop_back();
     if (j->is_object()) {
+      if (auto props = j->find("properties"); props != j->end() && props->is_object()) {
+        for (auto p = props->begin(); p != props->end(); ++p) {
+          auto e = p.value().find("enum");
+          if (e == p.value().end()) continue;
+          auto [at, fresh] = impl_->enum_by_property.emplace(p.key(), *e);
+          if (!fresh && at->second != *e) at->second = Json();  // ambiguous: no listing
+        }
+      }
       for (auto it = j->begin(); it != j->end(); ++it) {
         if (it.key() == "enum" && it.value().is_array()) {
           for (const Json& e : it.value()) {
@@ -383,6 +395,14 @@ bool SchemaValidator::validate(const Json& doc, const std::string& file,
       if (const Json* v = resolve(doc, ptr)) {
         message = fmt::format("value {} is not one of the allowed values", v->dump());
         if (v->is_string()) message += did_you_mean(v->get<std::string>(), impl_->enum_strings);
+        const std::string key = ptr.substr(ptr.rfind('/') + 1);
+        if (auto it = impl_->enum_by_property.find(key); it != impl_->enum_by_property.end() &&
+                                                         it->second.is_array() &&
+                                                         it->second.size() <= 16) {
+          std::string allowed;
+          for (const Json& a : it->second) allowed += (allowed.empty() ? "" : ", ") + a.dump();
+          message += " (allowed: " + allowed + ")";
+        }
       }
     } else if (starts_with(message, "Expected number") ||
                starts_with(message, "Failed to match regex")) {

@@ -44,12 +44,12 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
 struct ExecuteOptions {
   std::string command;         // run | check | replay | compare
   bool show_progress = false;  // a self-overwriting status line (stderr is a terminal)
-  // Where to write one line per finished case when show_progress is off (so a CI
-  // log shows life); nullptr: nowhere.
-  std::ostream* log = nullptr;
   // Called after every finished case with the report so far (the CLI rewrites the
   // report file, so a killed run still leaves every finished case on disk).
   std::function<void(const Report&)> on_case_done;
+  // Where to write one line per finished case when show_progress is off (so a CI
+  // log shows life); nullptr: nowhere.
+  std::ostream* log = nullptr;
 };
 
 // execute_plan: runs `specs` on `runner`; a runner exception becomes verdict error.
