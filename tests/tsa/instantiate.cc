@@ -13,12 +13,14 @@
 //                   notify outside the lock, a split critical section) are
 //                   checked too
 //
-// Checked by tests/tsa/CMakeLists.txt with `clang++ -fsyntax-only -Wthread-safety
-// -Werror=thread-safety`; tests/tsa/seeded_violation.cc proves that check fails.
-// Add a template here when core/ grows a new one with a TLAB_GUARDED_BY field.
+// tests/support/manual_timer_source.h comes along: it is the one test helper
+// with a lock. tests/tsa/CMakeLists.txt compiles this file with `clang++
+// -fsyntax-only -Wthread-safety -Werror`; seeded_violation.cc proves that check
+// can fail. Add a template here when core/ grows a new one that takes a lock.
 #include <cstdint>
 #include <vector>
 
+#include "support/manual_timer_source.h"
 #include "tlab/coro/event.h"
 #include "tlab/coro/event_loop.h"
 #include "tlab/coro/with_timeout.h"
@@ -69,10 +71,11 @@ TLAB_TSA_INSTANTIATE(StressPlatform)
 namespace tsa {
 
 // The member templates (a timed wait over a TimerSource) are instantiated by a
-// call; the production TimerSource is TimerService.
-template <class P>
+// call, over the production TimerSource (TimerService) and the tests' one
+// (ManualTimerSource, whose own fields are TLAB_GUARDED_BY too).
+template <class P, TimerSource S>
 void timed_waits() {
-  TimerServiceOn<BinaryHeapQueue, P> timers;
+  S timers;
   const Duration d = Duration::milliseconds(1);
 
   Waiter<P> w;
@@ -91,8 +94,9 @@ void timed_waits() {
   (void)pool.checkout_for(timers, d);
 }
 
-template void timed_waits<StdPlatform>();
-template void timed_waits<StressPlatform>();
+template void timed_waits<StdPlatform, TimerServiceOn<BinaryHeapQueue, StdPlatform>>();
+template void timed_waits<StressPlatform, TimerServiceOn<BinaryHeapQueue, StressPlatform>>();
+template void timed_waits<StdPlatform, testing::ManualTimerSource>();
 
 }  // namespace tsa
 }  // namespace tlab

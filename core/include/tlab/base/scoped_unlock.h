@@ -26,7 +26,10 @@ namespace tlab {
 template <class Lock, class Mutex>
 class TLAB_SCOPED_CAPABILITY ScopedUnlock {
  public:
-  ScopedUnlock(Lock& lock, Mutex& mu) TLAB_RELEASE(mu) : lock_(lock) { lock_.unlock(); }
+  // `mu` is for the analysis only: it names what `lock` holds.
+  ScopedUnlock(Lock& lock, [[maybe_unused]] Mutex& mu) TLAB_RELEASE(mu) : lock_(lock) {
+    lock_.unlock();
+  }
   // For the analysis, releasing the scope re-takes what the constructor released.
   ~ScopedUnlock() TLAB_RELEASE() { lock_.lock(); }
   ScopedUnlock(const ScopedUnlock&) = delete;
