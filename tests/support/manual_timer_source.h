@@ -25,10 +25,12 @@
 // can be that fast) and lets single-threaded tests time out a wait without a
 // second thread.
 //
-// Ground rules: every member is thread-safe (one internal std::mutex), so worker
+// Ground rules: every member is thread-safe (one internal mutex), so worker
 // threads may schedule and cancel while the test thread fires. Only one thread
 // should move the clock (ManualClock::set is not a read-modify-write). This is
-// test support: it uses std types directly, not a Platform.
+// test support: it uses std types directly, not a Platform; its mutex is a
+// StdMutex (std::mutex with clang's capability attributes, std_mutex.h) so that
+// the clang-tsa check (tests/tsa/) checks its TLAB_GUARDED_BY fields too.
 #pragma once
 
 #include <chrono>
@@ -36,14 +38,15 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "tlab/base/annotations.h"
 #include "tlab/clock.h"
+#include "tlab/platform/std_mutex.h"
 #include "tlab/timer_source.h"
 
 namespace tlab::testing {
@@ -62,7 +65,7 @@ class ManualTimerSource {
   void advance(Duration d) { clock_.advance(d); }
 
   void set_fire_inline_when_due(bool on) {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     fire_inline_ = on;
   }
 
@@ -71,7 +74,7 @@ class ManualTimerSource {
     Callback run_now;
     TimerId id;
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      StdLock lk(mu_);
       if (shutdown_) throw std::logic_error("ManualTimerSource::schedule_at after shutdown");
       id = next_id_++;
       ++scheduled_;
@@ -90,7 +93,7 @@ class ManualTimerSource {
 
   // ManualTimerSource::cancel: true iff the callback was pending and now never runs.
   bool cancel(TimerId id) {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     const auto it = index_.find(id);
     if (it == index_.end()) return false;
     entries_.erase(Key{it->second, id});
@@ -115,7 +118,7 @@ class ManualTimerSource {
   bool fire(TimerId id) {
     Callback cb;
     {
-      std::lock_guard<std::mutex> lk(mu_);
+      StdLock lk(mu_);
       const auto it = index_.find(id);
       if (it == index_.end()) return false;
       const auto e = entries_.find(Key{it->second, id});
@@ -131,7 +134,7 @@ class ManualTimerSource {
   // ManualTimerSource::shutdown: later schedule_at() calls throw; pending callbacks
   // stay and can still be fired or cancelled.
   void shutdown() {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     shutdown_ = true;
   }
 
@@ -139,35 +142,38 @@ class ManualTimerSource {
   // pending, or until a generous real-time bound (30 s) passes; returns whether the
   // count was reached. A test uses it to know that another thread has armed.
   bool await_pending(std::size_t n) {
-    std::unique_lock<std::mutex> lk(mu_);
-    return cv_.wait_for(lk, std::chrono::seconds(30), [&] { return index_.size() >= n; });
+    StdLock lk(mu_);
+    return cv_.wait_for(lk.native(), std::chrono::seconds(30), [&] {
+      assume_held(mu_);  // wait_for() runs the predicate with mu_ held
+      return index_.size() >= n;
+    });
   }
 
   std::size_t pending() const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     return index_.size();
   }
   std::optional<Instant> deadline_of(TimerId id) const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     const auto it = index_.find(id);
     if (it == index_.end()) return std::nullopt;
     return it->second;
   }
   std::optional<Instant> next_deadline() const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     if (entries_.empty()) return std::nullopt;
     return entries_.begin()->first.first;
   }
   std::uint64_t scheduled() const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     return scheduled_;
   }
   std::uint64_t cancelled() const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     return cancelled_;
   }
   std::uint64_t fired() const {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     return fired_;
   }
 
@@ -175,7 +181,7 @@ class ManualTimerSource {
   using Key = std::pair<Instant, TimerId>;  // deadline, then FIFO by id
 
   Callback take_first_due() {
-    std::lock_guard<std::mutex> lk(mu_);
+    StdLock lk(mu_);
     if (entries_.empty() || entries_.begin()->first.first > clock_.now()) return nullptr;
     auto node = entries_.extract(entries_.begin());
     index_.erase(node.key().second);
@@ -184,14 +190,16 @@ class ManualTimerSource {
   }
 
   ManualClock clock_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;                  // signalled on every schedule (await_pending)
-  std::map<Key, Callback> entries_;             // guarded by mu_
-  std::unordered_map<TimerId, Instant> index_;  // guarded by mu_
-  TimerId next_id_ = 1;                         // guarded by mu_
-  bool shutdown_ = false;                       // guarded by mu_
-  bool fire_inline_ = false;                    // guarded by mu_
-  std::uint64_t scheduled_ = 0, cancelled_ = 0, fired_ = 0;  // guarded by mu_
+  mutable StdMutex mu_;
+  std::condition_variable cv_;  // signalled on every schedule (await_pending)
+  std::map<Key, Callback> entries_ TLAB_GUARDED_BY(mu_);
+  std::unordered_map<TimerId, Instant> index_ TLAB_GUARDED_BY(mu_);
+  TimerId next_id_ TLAB_GUARDED_BY(mu_) = 1;
+  bool shutdown_ TLAB_GUARDED_BY(mu_) = false;
+  bool fire_inline_ TLAB_GUARDED_BY(mu_) = false;
+  std::uint64_t scheduled_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t cancelled_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t fired_ TLAB_GUARDED_BY(mu_) = 0;
 };
 
 static_assert(TimerSource<ManualTimerSource>);

@@ -475,7 +475,7 @@ class Executor {
 
   // Metronome: moves merge-queue entries that are still Migrating (generation
   // matches) to running workers' inboxes with their original deadlines.
-  void redistribute() {
+  void redistribute() TLAB_REQUIRES(tick_mu_) {
     std::vector<Transit> orphans = merge_.take_all();
     if (orphans.empty()) return;
     std::vector<Transit> keep;

@@ -135,6 +135,7 @@
 
 #include "tlab/base/annotations.h"
 #include "tlab/base/check.h"
+#include "tlab/base/scoped_unlock.h"
 #include "tlab/clock.h"
 #include "tlab/platform/platform.h"
 #include "tlab/queue/timer_queue.h"
@@ -520,7 +521,7 @@ class TimerService {
   }
 
   // Makes this service the task's owner and the task kScheduled, or throws.
-  void claim_locked(Task& t, const char* what) {
+  void claim_locked(Task& t, const char* what) TLAB_REQUIRES(mu_) {
     std::uint64_t expected = 0;
     if (!t.owner_.compare_exchange_strong(expected, id())) {
       throw std::logic_error(
@@ -534,7 +535,7 @@ class TimerService {
     }
   }
 
-  void enqueue_locked(const TaskPtr& task, Instant deadline) {
+  void enqueue_locked(const TaskPtr& task, Instant deadline) TLAB_REQUIRES(mu_) {
     Task& t = *task;
     t.deadline_ = deadline;
     t.handle_ = queue_.insert(deadline, TaskPtr(task));
@@ -543,7 +544,7 @@ class TimerService {
   }
 
   // Drops t from the queued_ index (swap-remove). Its queue entry is gone or going.
-  void forget_locked(Task& t) {
+  void forget_locked(Task& t) TLAB_REQUIRES(mu_) {
     const std::size_t i = t.queued_index_;
     TLAB_DCHECK(i < queued_.size() && queued_[i] == &t,
                 "TimerService: forget of unqueued task i=", i);
@@ -555,7 +556,7 @@ class TimerService {
   }
 
   // Removes t's queue entry. The queue drops its TaskPtr: the caller keeps t alive.
-  void remove_queued_locked(Task& t) {
+  void remove_queued_locked(Task& t) TLAB_REQUIRES(mu_) {
     const TimerHandle h = t.handle_;
     forget_locked(t);
     const bool removed = queue_.cancel(h);
@@ -564,12 +565,13 @@ class TimerService {
 
   // Moves every entry due at `now` from the queue to due_, keeping due_ sorted by
   // deadline (stable: earlier-taken entries first among equals).
-  void take_due_locked(Instant now) {
+  void take_due_locked(Instant now) TLAB_REQUIRES(mu_) {
     TLAB_CHECK(now >= last_now_, "TimerService: time going backwards last_now=", last_now_,
                " now=", now);
     last_now_ = now;
     const std::size_t old = due_.size();
     queue_.expire(now, [this](TaskPtr&& task, Instant deadline) {
+      assume_held(mu_);  // expire() runs this sink right here, under mu_
       forget_locked(*task);
       due_.push_back(Due{std::move(task), deadline});
     });
@@ -589,7 +591,7 @@ class TimerService {
 
   // One unit of work: takes what is due (unless stopping), then runs or skips the
   // earliest taken entry. mu_ held on entry and on return (released for the run).
-  Step step_locked(typename P::Lock& lock, Instant now) {
+  Step step_locked(typename P::Lock& lock, Instant now) TLAB_REQUIRES(mu_) {
     if (!stop_) take_due_locked(now);
     if (due_.empty()) return Step::kIdle;
     Due due = std::move(due_.front());
@@ -613,24 +615,26 @@ class TimerService {
     return Step::kRan;
   }
 
-  void run_locked(typename P::Lock& lock, Task& t, Instant deadline, Instant now) {
+  void run_locked(typename P::Lock& lock, Task& t, Instant deadline, Instant now)
+      TLAB_REQUIRES(mu_) {
     t.last_deadline_.store(static_cast<std::uint64_t>(deadline.ns()));
     const Duration late = now - deadline;
     if (late > stats_.late_max) stats_.late_max = late;
-    lock.unlock();
-    P::fault(FaultPoint::kTimerBeforeRunTask);
     std::exception_ptr error;
     std::string message;
-    try {
-      t.callback_();
-    } catch (const std::exception& e) {
-      error = std::current_exception();
-      message = e.what();
-    } catch (...) {
-      error = std::current_exception();
-      message = "unknown exception (not derived from std::exception)";
+    {
+      ScopedUnlock unlocked(lock, mu_);
+      P::fault(FaultPoint::kTimerBeforeRunTask);
+      try {
+        t.callback_();
+      } catch (const std::exception& e) {
+        error = std::current_exception();
+        message = e.what();
+      } catch (...) {
+        error = std::current_exception();
+        message = "unknown exception (not derived from std::exception)";
+      }
     }
-    lock.lock();
     ++stats_.tasks_run;
     if (!error) return;
     ++stats_.exceptions;
@@ -641,13 +645,15 @@ class TimerService {
   }
 
   // Blocks until notified or the head is due. mu_ held; see "No lost notify".
-  void wait_locked(typename P::Lock& lock) {
+  void wait_locked(typename P::Lock& lock) TLAB_REQUIRES(mu_) {
     const std::optional<Instant> head = queue_.next_deadline();
     wait_deadline_ = head ? *head : Instant::max();
-    const bool split = P::mutated(Mutant::kTimerNotifyWithoutLock);
-    if (split) lock.unlock();  // BUG (mutant): decide and wait in two critical sections
-    P::fault(FaultPoint::kTimerAfterComputeWait);
-    if (split) lock.lock();
+    if (P::mutated(Mutant::kTimerNotifyWithoutLock)) {
+      ScopedUnlock unlocked(lock, mu_);  // BUG (mutant): decide and wait in two critical sections
+      P::fault(FaultPoint::kTimerAfterComputeWait);
+    } else {
+      P::fault(FaultPoint::kTimerAfterComputeWait);
+    }
     if (!head) {
       P::wait(cv_, lock);
     } else if (P::mutated(Mutant::kTimerSleepNotWait)) {
@@ -665,7 +671,7 @@ class TimerService {
 
   // The timer thread's loop; mu_ held on entry and on return (released while
   // waiting and while a task runs).
-  void loop_locked(typename P::Lock& lock) {
+  void loop_locked(typename P::Lock& lock) TLAB_REQUIRES(mu_) {
     PassScope pass(pass_active_);
     for (;;) {
       if (step_locked(lock, clock_.now()) != Step::kIdle) continue;
@@ -687,7 +693,7 @@ class TimerService {
 
   // Hands an unrun task back from shutdown: kScheduled -> kCancelled. A tombstone
   // (already kCancelled) is just dropped.
-  void retire_locked(TaskPtr task, std::vector<TaskPtr>& out) {
+  void retire_locked(TaskPtr task, std::vector<TaskPtr>& out) TLAB_REQUIRES(mu_) {
     if (task->transition(TaskState::kScheduled, TaskState::kCancelled)) {
       out.push_back(std::move(task));
     } else {

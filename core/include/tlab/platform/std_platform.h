@@ -9,24 +9,27 @@
 //
 //   member            BasicStdPlatform<C>
 //   Atomic<T>         std::atomic<T>
-//   Mutex, CondVar    std::mutex, std::condition_variable
-//   Lock              std::unique_lock<Mutex>
+//   Mutex, CondVar    StdMutex (std::mutex), std::condition_variable
+//   Lock              StdLock (std::unique_lock<std::mutex>)
 //   Clock             C (SteadyClock in production, ManualClock in unit tests)
 //   fault(p)          constexpr no-op
 //   mutated(m)        constexpr false
 //
 // Waiting goes through wait()/wait_until()/notify_*() so that RelacyPlatform can
-// route the same calls to rl::condition_variable with debug info.
+// route the same calls to rl::condition_variable with debug info. StdMutex and
+// StdLock are the std types plus clang thread-safety attributes (std_mutex.h), so
+// `clang -Wthread-safety` checks every TLAB_GUARDED_BY field of a core template
+// instantiated on this platform.
 #pragma once
 
 #include <condition_variable>
-#include <mutex>
 #include <thread>
 
 #include "tlab/clock.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/platform.h"
+#include "tlab/platform/std_mutex.h"
 
 namespace tlab {
 
@@ -34,9 +37,9 @@ template <Clock C>
 struct BasicStdPlatform {
   template <class T>
   using Atomic = std::atomic<T>;
-  using Mutex = std::mutex;
+  using Mutex = StdMutex;
   using CondVar = std::condition_variable;
-  using Lock = std::unique_lock<Mutex>;
+  using Lock = StdLock;
   using Clock = C;
 
   static constexpr std::string_view kName = "std";
@@ -45,7 +48,7 @@ struct BasicStdPlatform {
   static constexpr bool mutated(Mutant) noexcept { return false; }
   static void yield() noexcept { std::this_thread::yield(); }
 
-  static void wait(CondVar& cv, Lock& lock) { cv.wait(lock); }
+  static void wait(CondVar& cv, Lock& lock) { cv.wait(lock.native()); }
   // Blocks until notified, spuriously woken, or (real clocks only) `deadline` on
   // `clock` has passed. A virtual clock never times out on its own: whoever moves
   // virtual time must notify (TimerService::wake() does).
@@ -53,9 +56,9 @@ struct BasicStdPlatform {
     if constexpr (Clock::kVirtual) {
       (void)clock;
       (void)deadline;
-      cv.wait(lock);
+      cv.wait(lock.native());
     } else {
-      cv.wait_until(lock, SteadyClock::to_time_point(deadline));
+      cv.wait_until(lock.native(), SteadyClock::to_time_point(deadline));
     }
   }
   static void notify_one(CondVar& cv) noexcept { cv.notify_one(); }

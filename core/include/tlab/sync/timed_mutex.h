@@ -31,7 +31,7 @@
 //     the list is empty, so "lock free and a waiter queued" can never be observed
 //     under the list lock (check_invariants() checks exactly that).
 //
-// State (word held_ plus the list, both changed under list_mu_ except the
+// State (word held_ plus the list, both changed under wl_.mu except the
 // fast-path CAS 0 -> 1, which needs no list because it only succeeds when free):
 //
 //   | held_ | list      | lock_for()                         | unlock()                     |
@@ -48,9 +48,9 @@
 // thread's thread_local Waiter. Either way any thread may wait on the mutex.
 //
 // Ground rules: unlock() only by the owner. The list, and every resolve() of a
-// listed token, happen under list_mu_; a waiter whose timeout expired takes itself
-// off the list under list_mu_, so unlock() never touches a Waiter that has left
-// lock_for(). Lock order: list_mu_ -> a Waiter's internal mutex; never the reverse.
+// listed token, happen under wl_.mu; a waiter whose timeout expired takes itself
+// off the list under wl_.mu, so unlock() never touches a Waiter that has left
+// lock_for(). Lock order: wl_.mu -> a Waiter's internal mutex; never the reverse.
 //
 // Memory ordering: try_lock's CAS is acquire and pairs with unlock's release store
 // of held_ = 0. A hand-off publishes the critical section through the token's
@@ -85,8 +85,8 @@ class TimedMutex {
   TimedMutex(const TimedMutex&) = delete;
   TimedMutex& operator=(const TimedMutex&) = delete;
   ~TimedMutex() {
-    typename P::Lock lk(list_mu_);
-    TLAB_CHECK(waiting_.empty(), "TimedMutex destroyed with waiters=", waiting_.size());
+    typename P::Lock lk(wl_.mu);
+    TLAB_CHECK(wl_.list.empty(), "TimedMutex destroyed with waiters=", wl_.list.size());
   }
 
   // tlab::TimedMutex::try_lock: takes the lock iff it is free. Never blocks.
@@ -112,8 +112,7 @@ class TimedMutex {
     checked_delay(d, "TimedMutex::lock_for");
     if (try_lock()) return true;
     P::fault(FaultPoint::kMutexBeforeEnqueue);
-    return wait_on_list<P>(timers, d, self, list_mu_, waiting_, timeouts_,
-                           [this] { return try_lock(); });
+    return wait_on_list<P>(timers, d, self, wl_, [this] { return try_lock(); });
   }
 
   // tlab::TimedMutex::unlock
@@ -121,10 +120,10 @@ class TimedMutex {
   // Ensures: the first queued waiter whose token this call wins owns the lock and
   // is resumed; if none wins, the lock is free.
   void unlock() {
-    typename P::Lock lk(list_mu_);
+    typename P::Lock lk(wl_.mu);
     TLAB_CHECK(held_.load(std::memory_order::relaxed) == 1,  // owner-only read
                "TimedMutex::unlock of an unlocked mutex");
-    while (auto e = waiting_.pop()) {
+    while (auto e = wl_.list.pop()) {
       P::fault(FaultPoint::kMutexUnlockBeforeResolve);
       if (P::mutated(Mutant::kMutexUnlockNoResolve)) {
         // BUG: hands the lock to the first entry without checking that it won the
@@ -144,29 +143,27 @@ class TimedMutex {
 
   bool held() const noexcept { return held_.load(std::memory_order::acquire) != 0; }
   std::size_t waiting() const {
-    typename P::Lock lk(list_mu_);
-    return waiting_.size();
+    typename P::Lock lk(wl_.mu);
+    return wl_.list.size();
   }
   Stats stats() const {
-    typename P::Lock lk(list_mu_);
-    return Stats{handoffs_, skipped_, timeouts_};
+    typename P::Lock lk(wl_.mu);
+    return Stats{handoffs_, skipped_, wl_.timeouts};
   }
 
   // tlab::TimedMutex::check_invariants: a free lock has no waiters (the no-lost-
   // wakeup invariant), observed atomically under the list lock.
   void check_invariants() const {
-    typename P::Lock lk(list_mu_);
-    const std::uint32_t h = held_.load(std::memory_order::relaxed);  // stable under list_mu_
-    TLAB_CHECK(h == 1 || waiting_.empty(), "free lock with waiters=", waiting_.size());
+    typename P::Lock lk(wl_.mu);
+    const std::uint32_t h = held_.load(std::memory_order::relaxed);  // stable under wl_.mu
+    TLAB_CHECK(h == 1 || wl_.list.empty(), "free lock with waiters=", wl_.list.size());
   }
 
  private:
   typename P::template Atomic<std::uint32_t> held_{0};  // 0 free, 1 owned
-  mutable typename P::Mutex list_mu_;
-  WaitList<WaiterT> waiting_ TLAB_GUARDED_BY(list_mu_);
-  std::uint64_t handoffs_ TLAB_GUARDED_BY(list_mu_) = 0;
-  std::uint64_t skipped_ TLAB_GUARDED_BY(list_mu_) = 0;
-  std::uint64_t timeouts_ TLAB_GUARDED_BY(list_mu_) = 0;
+  GuardedWaitList<P, WaiterT> wl_;  // wl_.mu is the list lock; also counts timeouts
+  std::uint64_t handoffs_ TLAB_GUARDED_BY(wl_.mu) = 0;
+  std::uint64_t skipped_ TLAB_GUARDED_BY(wl_.mu) = 0;
 };
 
 }  // namespace tlab

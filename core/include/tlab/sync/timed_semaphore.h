@@ -14,7 +14,7 @@
 // to n permits; same hand-off choice and same lost-wakeup fix as timed_mutex.h
 // (the enqueue re-checks the count under the lock).
 //
-// State (count and list under mu_):
+// State (count and list under wl_.mu):
 //
 //   | permits_ | list      | acquire_for()              | release()                       |
 //   |----------|-----------|----------------------------|---------------------------------|
@@ -30,11 +30,11 @@
 // Where waiters live: as in timed_mutex.h, acquire_for(timers, d, waiter) takes the
 // caller's Waiter and acquire_for(timers, d) uses this_thread_waiter<P, Bits>().
 //
-// Ground rules: everything under mu_; popped tokens are resolved under mu_ and a
-// timed-out waiter removes itself under mu_, so release() never touches a Waiter
-// that has left acquire_for(). Lock order: mu_ -> a Waiter's mutex.
+// Ground rules: everything under wl_.mu; popped tokens are resolved under wl_.mu and a
+// timed-out waiter removes itself under wl_.mu, so release() never touches a Waiter
+// that has left acquire_for(). Lock order: wl_.mu -> a Waiter's mutex.
 //
-// Memory ordering: all state is under mu_; a hand-off is published through the
+// Memory ordering: all state is under wl_.mu; a hand-off is published through the
 // token's acq_rel resolve and the Waiter's mutex (waiter.h).
 #pragma once
 
@@ -68,13 +68,13 @@ class TimedSemaphore {
   TimedSemaphore(const TimedSemaphore&) = delete;
   TimedSemaphore& operator=(const TimedSemaphore&) = delete;
   ~TimedSemaphore() {
-    typename P::Lock lk(mu_);
-    TLAB_CHECK(waiting_.empty(), "TimedSemaphore destroyed with waiters=", waiting_.size());
+    typename P::Lock lk(wl_.mu);
+    TLAB_CHECK(wl_.list.empty(), "TimedSemaphore destroyed with waiters=", wl_.list.size());
   }
 
   // tlab::TimedSemaphore::try_acquire: takes a permit iff one is free. Never blocks.
   bool try_acquire() {
-    typename P::Lock lk(mu_);
+    typename P::Lock lk(wl_.mu);
     return take_locked();
   }
 
@@ -91,8 +91,10 @@ class TimedSemaphore {
   bool acquire_for(S& timers, Duration d, WaiterT& self) {
     checked_delay(d, "TimedSemaphore::acquire_for");
     if (try_acquire()) return true;
-    return wait_on_list<P>(timers, d, self, mu_, waiting_, timeouts_,
-                           [this] { return take_locked(); });
+    return wait_on_list<P>(timers, d, self, wl_, [this] {
+      assume_held(wl_.mu);  // wait_on_list() calls try_take() under wl_.mu
+      return take_locked();
+    });
   }
 
   // tlab::TimedSemaphore::release
@@ -100,10 +102,10 @@ class TimedSemaphore {
   // call wins, or to the count when the list runs out.
   // Requires: the count stays below 2^32.
   void release(std::uint32_t n = 1) {
-    typename P::Lock lk(mu_);
+    typename P::Lock lk(wl_.mu);
     for (std::uint32_t i = 0; i < n; ++i) {
       bool placed = false;
-      while (auto e = waiting_.pop()) {
+      while (auto e = wl_.list.pop()) {
         P::fault(FaultPoint::kSemaphoreBeforeResolve);
         if (e->waiter->cancel(e->token)) {
           ++handoffs_;
@@ -127,40 +129,38 @@ class TimedSemaphore {
   }
 
   std::uint32_t available() const {
-    typename P::Lock lk(mu_);
+    typename P::Lock lk(wl_.mu);
     return permits_;
   }
   std::size_t waiting() const {
-    typename P::Lock lk(mu_);
-    return waiting_.size();
+    typename P::Lock lk(wl_.mu);
+    return wl_.list.size();
   }
   Stats stats() const {
-    typename P::Lock lk(mu_);
-    return Stats{handoffs_, skipped_, timeouts_, lost_permits_};
+    typename P::Lock lk(wl_.mu);
+    return Stats{handoffs_, skipped_, wl_.timeouts, lost_permits_};
   }
 
   // tlab::TimedSemaphore::check_invariants: free permits and queued waiters never
   // coexist (no lost wakeup).
   void check_invariants() const {
-    typename P::Lock lk(mu_);
-    TLAB_CHECK(permits_ == 0 || waiting_.empty(), "permits=", permits_,
-               " with waiters=", waiting_.size());
+    typename P::Lock lk(wl_.mu);
+    TLAB_CHECK(permits_ == 0 || wl_.list.empty(), "permits=", permits_,
+               " with waiters=", wl_.list.size());
   }
 
  private:
-  bool take_locked() TLAB_REQUIRES(mu_) {
+  bool take_locked() TLAB_REQUIRES(wl_.mu) {
     if (permits_ == 0) return false;
     --permits_;
     return true;
   }
 
-  mutable typename P::Mutex mu_;
-  std::uint32_t permits_ TLAB_GUARDED_BY(mu_);
-  WaitList<WaiterT> waiting_ TLAB_GUARDED_BY(mu_);
-  std::uint64_t handoffs_ TLAB_GUARDED_BY(mu_) = 0;
-  std::uint64_t skipped_ TLAB_GUARDED_BY(mu_) = 0;
-  std::uint64_t timeouts_ TLAB_GUARDED_BY(mu_) = 0;
-  std::uint64_t lost_permits_ TLAB_GUARDED_BY(mu_) = 0;
+  GuardedWaitList<P, WaiterT> wl_;  // wl_.mu guards everything below; also counts timeouts
+  std::uint32_t permits_ TLAB_GUARDED_BY(wl_.mu);
+  std::uint64_t handoffs_ TLAB_GUARDED_BY(wl_.mu) = 0;
+  std::uint64_t skipped_ TLAB_GUARDED_BY(wl_.mu) = 0;
+  std::uint64_t lost_permits_ TLAB_GUARDED_BY(wl_.mu) = 0;
 };
 
 }  // namespace tlab

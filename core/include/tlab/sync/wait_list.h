@@ -13,8 +13,9 @@
 // Cost: push O(1) amortised; pop O(1); remove(w) O(n). wait_on_list() = two list
 // locks plus Waiter::timeout().
 //
-// Ground rules: not thread-safe on its own. The owning primitive guards it with its
-// list mutex, and also resolves popped tokens under that mutex (see timed_mutex.h),
+// Ground rules: not thread-safe on its own. The owning primitive keeps it in a
+// GuardedWaitList, guarded by that struct's mutex, and also resolves popped tokens
+// under that mutex (see timed_mutex.h),
 // so an entry's Waiter* stays valid while the primitive uses it: a waiter leaves
 // its wait only after remove()-ing itself under the same mutex. A waiter has at
 // most one entry per list, because it waits on one thing at a time.
@@ -25,6 +26,7 @@
 #include <deque>
 #include <optional>
 
+#include "tlab/base/annotations.h"
 #include "tlab/clock.h"
 #include "tlab/timeout_token.h"
 #include "tlab/timer_source.h"
@@ -68,26 +70,38 @@ class WaitList {
   std::deque<Entry> q_;
 };
 
+// tlab::GuardedWaitList: a primitive's WaitList, the mutex that guards it and the
+// count of waits that ended EXPIRED: the state wait_on_list() shares with its
+// primitive, kept in one struct so that clang's thread-safety analysis sees which
+// mutex guards which field on both sides of the call (a reference to a bare
+// guarded field handed to a function would escape the analysis).
+template <class P, class W>
+struct GuardedWaitList {
+  mutable typename P::Mutex mu;
+  WaitList<W> list TLAB_GUARDED_BY(mu);
+  std::uint64_t timeouts TLAB_GUARDED_BY(mu) = 0;
+};
+
 // tlab::wait_on_list
 // The contended acquire of a hand-off primitive. Arms `self` for `d`; in
-// before_suspend, under `mu`, calls try_take() once more (the resource may have
+// before_suspend, under `wl.mu`, calls try_take() once more (the resource may have
 // come back since the caller's first try: without this re-check a release() that
 // found the list empty would leave us parked until our timeout, a lost wakeup) and
 // either takes the resource and ends the arming itself, or enqueues (self, token).
 // A releaser that wins the token hands the resource over and resumes us CANCELED.
 // Returns true iff the caller now holds the resource. On EXPIRED, removes self from
 // the list (unless a releaser already popped it and lost) and counts a timeout.
-// Requires: try_take() is called with `mu` held; `timeouts` is guarded by `mu`;
-// d >= 0 (Waiter::timeout throws std::invalid_argument otherwise).
+// Requires: try_take() is called with `wl.mu` held (a lambda that touches fields
+// guarded by it says so with assume_held()); d >= 0 (Waiter::timeout throws
+// std::invalid_argument otherwise).
 template <class P, class W, TimerSource S, class TryTake>
-bool wait_on_list(S& timers, Duration d, W& self, typename P::Mutex& mu, WaitList<W>& list,
-                  std::uint64_t& timeouts, TryTake&& try_take) {
+bool wait_on_list(S& timers, Duration d, W& self, GuardedWaitList<P, W>& wl, TryTake&& try_take) {
   bool acquired_before_park = false;
   const TimeoutResult r = self.timeout(timers, d, [&](typename W::Token t) {
     {
-      typename P::Lock lk(mu);
+      typename P::Lock lk(wl.mu);
       if (!try_take()) {
-        list.push(&self, t);
+        wl.list.push(&self, t);
         return;
       }
     }
@@ -95,9 +109,9 @@ bool wait_on_list(S& timers, Duration d, W& self, typename P::Mutex& mu, WaitLis
     self.cancel(t);
   });
   if (acquired_before_park || r == TimeoutResult::kCanceled) return true;
-  typename P::Lock lk(mu);
-  list.remove(&self);  // may already be gone: a releaser popped us and lost
-  ++timeouts;
+  typename P::Lock lk(wl.mu);
+  wl.list.remove(&self);  // may already be gone: a releaser popped us and lost
+  ++wl.timeouts;
   return false;
 }
 
