@@ -46,7 +46,9 @@
 // bucket's only due-now entries are stale (the owner then wakes, drains, and asks
 // again). Before the bitmap this was an O(entries) scan, stale entries included,
 // twice per TimerService schedule: engine_bench's schedule+cancel took 27 us at 1K
-// pending and 120 us at 100K; with the bitmap, 0.9 us at both (Release, 2 CPUs).
+// pending and 120 us at 100K; with the bitmap, 0.9 us at both (Release, 2 CPUs);
+// with payloads released at cancel (below), 0.3 us: the cancelled tasks no longer
+// pile up in the heap.
 //
 // Stale-entry accounting (the seed's "Garbage Tracking"; the executor's cross-thread
 // striped counters live in executor/striped_counter.h, this is the owner-local half):
