@@ -13,7 +13,8 @@
 // model's exact (due, insertion) sequence on exact strategies and nondecreasing
 // due ticks on wheels; size() agrees; next_deadline() is nullopt iff empty, never
 // later than the earliest due instant, and equal to it where the strategy
-// promises exactness; check_invariants() holds.
+// promises exactness; check_invariants() holds; and no cancelled, rescheduled-away
+// or fired entry keeps its payload (see Counted below).
 //
 // Generated values reach the corners on purpose: past deadlines (before start
 // too), equal deadlines (a quarter of inserts copy a pending entry's deadline),
@@ -39,6 +40,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "support/mutant_platform.h"
@@ -60,6 +63,41 @@ QueueConfig property_config() {
   cfg.wheel_slots = 8;  // 8 us per revolution: rounds and jumps in short sequences
   return cfg;
 }
+
+// The payload every property queue carries: an entry's id plus a share of the
+// Sut's `held` count, as a callback carries what it captured. Moving hands the
+// share over (a moved-from Counted holds nothing, like a moved-from shared_ptr or
+// std::function), copying takes a new one, destroying gives it back. So `held` is
+// the number of payload objects that keep something alive, wherever they sit.
+struct Counted {
+  Id id = 0;
+  std::int64_t* held = nullptr;  // nullptr: moved from, holds nothing
+
+  Counted() = default;
+  Counted(Id i, std::int64_t* h) : id(i), held(h) { ++*held; }
+  Counted(Counted&& o) noexcept : id(o.id), held(std::exchange(o.held, nullptr)) {}
+  Counted(const Counted& o) : id(o.id), held(o.held) {
+    if (held != nullptr) ++*held;
+  }
+  Counted& operator=(Counted o) noexcept {  // by value: copy and move assignment
+    std::swap(id, o.id);
+    std::swap(held, o.held);
+    return *this;  // o gives back what this held
+  }
+  ~Counted() {
+    if (held != nullptr) --*held;
+  }
+};
+
+// Payloads a queue may hold beyond its pending entries when a call has returned.
+// 0 for every strategy: each destroys the payload when its entry stops being
+// pending -- cancel() destroys it (the lists, heap and wheels through Slab::free,
+// the per-worker wheel by emptying its tombstone), reschedule() moves it to the
+// new entry, expire() moves it into the sink's argument, destroyed when the sink
+// returns. A strategy that parked dead payloads somewhere (a free list, a batch
+// buffer) would have to raise this and say why; a lazy queue that keeps them until
+// the dead entry's deadline has no bound at all, which is the bug this catches.
+constexpr std::int64_t kRetainedPayloadBound = 0;
 
 struct ModelEntry {
   Instant deadline;
@@ -103,6 +141,9 @@ struct Model {
 
 template <class Q>
 struct Sut {
+  static_assert(std::is_same_v<typename Q::Payload, Counted>,
+                "property queues carry Counted payloads: check_after() counts them");
+  std::int64_t held = 0;  // Counted payloads alive; declared first: it outlives q
   Q q{property_config()};
   std::vector<TimerHandle> handles;  // index = Id; the latest handle of each entry
   TimerHandle handle(Id id) const { return id < handles.size() ? handles[id] : TimerHandle{}; }
@@ -139,6 +180,8 @@ template <class Q>
 void check_after(const Model& after, const Sut<Q>& s) {
   s.q.check_invariants();
   RC_ASSERT(s.q.size() == after.pending.size());
+  // Retention: at most kRetainedPayloadBound payloads alive beyond the pending ones.
+  RC_ASSERT(s.held <= static_cast<std::int64_t>(s.q.size()) + kRetainedPayloadBound);
   RC_ASSERT(s.q.empty() == after.pending.empty());
   const std::optional<Instant> next = s.q.next_deadline();
   RC_ASSERT(next.has_value() == !after.pending.empty());
@@ -161,7 +204,7 @@ struct Insert : Cmd<Q> {
   }
   void run(const Model& m, Sut<Q>& s) const override {
     RC_ASSERT(s.handles.size() == m.next_id);
-    s.handles.push_back(s.q.insert(deadline, Id{m.next_id}));
+    s.handles.push_back(s.q.insert(deadline, Counted{m.next_id, &s.held}));
     Model after = m;
     apply(after);
     check_after(after, s);
@@ -238,9 +281,9 @@ struct Advance : Cmd<Q> {
     const std::vector<Id> expected = m.due_by(now);
     std::vector<Id> got;
     bool deadlines_match = true;
-    const std::size_t n = s.q.expire(now, [&](Id&& id, Instant d) {
-      got.push_back(id);
-      const auto it = m.pending.find(id);
+    const std::size_t n = s.q.expire(now, [&](Counted&& p, Instant d) {
+      got.push_back(p.id);
+      const auto it = m.pending.find(p.id);
       deadlines_match = deadlines_match && it != m.pending.end() && it->second.deadline == d;
     });
     RC_ASSERT(n == got.size());
@@ -293,7 +336,7 @@ using MP = testing::MutantPlatform<StdPlatform, M>;
 
 template <class Q>
 class QueuePropertyTest : public ::testing::Test {};
-using AllQueues = QueueTypes<Id, StdPlatform, ::testing::Types>;
+using AllQueues = QueueTypes<Counted, StdPlatform, ::testing::Types>;
 TYPED_TEST_SUITE(QueuePropertyTest, AllQueues);
 
 // Random insert/cancel/reschedule/advance sequences agree with the reference model.
@@ -317,31 +360,31 @@ void expect_counterexample(Mutant m) {
 
 // heap_unstable_ties: the model's FIFO order on equal deadlines is violated.
 TEST(QueuePropertyMutantTest, FindsHeapUnstableTies) {
-  expect_counterexample<BinaryHeapQueue<Id, MP<Mutant::kHeapUnstableTies>>>(
+  expect_counterexample<BinaryHeapQueue<Counted, MP<Mutant::kHeapUnstableTies>>>(
       Mutant::kHeapUnstableTies);
 }
 
 // hashed_wheel_ignore_rounds: an entry a revolution or more away fires early.
 TEST(QueuePropertyMutantTest, FindsHashedWheelIgnoreRounds) {
-  expect_counterexample<HashedWheelQueue<Id, MP<Mutant::kHashedWheelIgnoreRounds>>>(
+  expect_counterexample<HashedWheelQueue<Counted, MP<Mutant::kHashedWheelIgnoreRounds>>>(
       Mutant::kHashedWheelIgnoreRounds);
 }
 
 // hier_wheel_no_cascade: a coarse slot fires at its start, before its entries' ticks.
 TEST(QueuePropertyMutantTest, FindsHierWheelNoCascade) {
-  expect_counterexample<HierarchicalWheelQueue<Id, MP<Mutant::kHierWheelNoCascade>>>(
+  expect_counterexample<HierarchicalWheelQueue<Counted, MP<Mutant::kHierWheelNoCascade>>>(
       Mutant::kHierWheelNoCascade);
 }
 
 // wheel_no_generation_check: the per-worker wheel fires a lazily cancelled entry.
 TEST(QueuePropertyMutantTest, FindsWheelNoGenerationCheck) {
-  expect_counterexample<PerWorkerWheelQueue<Id, MP<Mutant::kWheelNoGenerationCheck>>>(
+  expect_counterexample<PerWorkerWheelQueue<Counted, MP<Mutant::kWheelNoGenerationCheck>>>(
       Mutant::kWheelNoGenerationCheck);
 }
 
 template <class Q>
 class QueuePropertyMutantCancelLeakTest : public ::testing::Test {};
-using LeakyQueues = QueueTypes<Id, MP<Mutant::kQueueCancelLeaksEntry>, ::testing::Types>;
+using LeakyQueues = QueueTypes<Counted, MP<Mutant::kQueueCancelLeaksEntry>, ::testing::Types>;
 TYPED_TEST_SUITE(QueuePropertyMutantCancelLeakTest, LeakyQueues);
 
 // queue_cancel_leaks_entry: a cancelled entry still fires (or still counts in size()).
@@ -356,10 +399,18 @@ TYPED_TEST(QueuePropertyMutantCancelLeakTest, FindsCancelLeaksEntry) {
 TEST(QueuePropertyMutantTest, FindsWheelBitmapClearOnCancel) {
   constexpr Mutant m = Mutant::kWheelBitmapClearOnCancel;
   ::testing::Test::RecordProperty("mutant", std::string(name_of(m)));
-  using Q = PerWorkerWheelQueue<Id, MP<m>>;
+  using Q = PerWorkerWheelQueue<Counted, MP<m>>;
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(check_queue<Q>("per_worker_wheel with mutant " + std::string(name_of(m))),
                "live bit=0");
+}
+
+// wheel_retain_cancelled_payload: a cancelled entry keeps its payload in its bucket
+// until the wheel drains it, so more payloads are alive than entries are pending
+// (check_after()'s retention bound) right after the Cancel.
+TEST(QueuePropertyMutantTest, FindsWheelRetainCancelledPayload) {
+  expect_counterexample<PerWorkerWheelQueue<Counted, MP<Mutant::kWheelRetainCancelledPayload>>>(
+      Mutant::kWheelRetainCancelledPayload);
 }
 
 }  // namespace

@@ -1,10 +1,11 @@
 // Tests for PerWorkerWheelQueue (queue/per_worker_wheel.h): rounding up to the tick,
 // lazy cancel with exact stale counters, lazy compaction, the round-robin scrub,
-// slot generation reuse, and the two mutants it ships with.
+// slot generation reuse, payloads released at cancel, and the mutants it ships with.
 #include "tlab/queue/per_worker_wheel.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -305,6 +306,64 @@ TEST(PerWorkerWheel, MutantsFireCancelledEntries) {
                 testing::MutantPlatform<StdPlatform, Mutant::kWheelNoGenerationCheck>>()));
   EXPECT_FALSE((cancelled_entries_stay_silent<
                 testing::MutantPlatform<StdPlatform, Mutant::kQueueCancelLeaksEntry>>()));
+}
+
+// The check: cancelled and rescheduled-away entries far from their buckets hold no
+// payload. Eight entries share one shared_ptr 100+ ticks out (not drained); four are
+// cancelled and one is rescheduled. Returns whether exactly the four pending entries
+// still own a reference, while all nine entries (tombstones included) stay stored:
+// cancel is still lazy.
+template <class P>
+bool cancelled_payloads_are_released() {
+  PerWorkerWheelQueue<std::shared_ptr<int>, P> q(config(16));
+  const auto captured = std::make_shared<int>(0);
+  std::vector<TimerHandle> hs;
+  for (int i = 0; i < 8; ++i) hs.push_back(q.insert(at_tick(100 + i), captured));
+  bool all_cancelled = true;
+  for (int i = 0; i < 8; i += 2) all_cancelled &= q.cancel(hs[i]);
+  TimerHandle moved = hs[1];
+  const bool rescheduled = q.reschedule(moved, at_tick(200));
+  q.check_invariants();
+  return all_cancelled && rescheduled && q.stored_entries() == 9 && q.garbage() == 5 &&
+         q.size() == 4 && q.held_payloads() == q.size() && captured.use_count() == 1 + 4;
+}
+
+// cancel() destroys the payload at once (the entry stays, a payload-less tombstone);
+// wheel_retain_cancelled_payload keeps it until the bucket drains and fails the check.
+TEST(PerWorkerWheel, CancelReleasesThePayloadAtOnce) {
+  EXPECT_TRUE(cancelled_payloads_are_released<StdPlatform>());
+  EXPECT_FALSE((cancelled_payloads_are_released<
+                testing::MutantPlatform<StdPlatform, Mutant::kWheelRetainCancelledPayload>>()));
+}
+
+// The check: cancel() destroys the payload before it returns, last, with the queue
+// consistent, so the payload's destructor may call back into the queue (here it
+// inserts into the same bucket, which may reallocate it, and cancels that entry).
+// Returns whether the destructor ran inside cancel() and left a consistent queue.
+template <class P>
+bool payload_destructor_reenters_cancel() {
+  bool in_cancel = false;  // the deleter calls back only while cancel(a) runs
+  bool reentered = false;
+  PerWorkerWheelQueue<std::shared_ptr<int>, P> q(config(16));
+  const TimerHandle a = q.insert(at_tick(5), std::shared_ptr<int>(new int(0), [&](int* p) {
+    delete p;
+    if (!in_cancel) return;
+    const TimerHandle other = q.insert(at_tick(5), nullptr);
+    reentered = q.cancel(other);
+  }));
+  in_cancel = true;
+  const bool cancelled = q.cancel(a);
+  in_cancel = false;
+  q.check_invariants();
+  return cancelled && reentered && q.held_payloads() == 0 && q.stored_entries() == 2;
+}
+
+// It holds on the real wheel; under wheel_retain_cancelled_payload the destructor
+// only runs when the queue is destroyed.
+TEST(PerWorkerWheel, PayloadDestructorMayReenterCancel) {
+  EXPECT_TRUE(payload_destructor_reenters_cancel<StdPlatform>());
+  EXPECT_FALSE((payload_destructor_reenters_cancel<
+                testing::MutantPlatform<StdPlatform, Mutant::kWheelRetainCancelledPayload>>()));
 }
 
 }  // namespace

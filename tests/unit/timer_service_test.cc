@@ -290,6 +290,37 @@ TYPED_TEST(TimerServiceTest, TaskCancelLeavesTombstonesForPurge) {
   EXPECT_EQ(this->svc_.stats().purged, 3u);
 }
 
+// The check: kRetainTasks one-shot tasks, far from due, capture one shared token;
+// half are cancelled with service.cancel(), half with task->cancel() then purge().
+// Once the caller drops its own TaskPtrs, returns how many captures are still
+// alive (-1 if the cancels themselves misbehaved). Counts only: no clock moves.
+constexpr int kRetainTasks = 64;
+template <class S>
+long captures_alive_after_cancel() {
+  ManualClock clock;
+  S svc(clock, kDriverMode);
+  const auto token = std::make_shared<int>(0);
+  std::vector<typename S::TaskPtr> tasks;
+  for (int i = 0; i < kRetainTasks; ++i) {
+    tasks.push_back(S::Task::make([token] {}));
+    svc.schedule(tasks.back(), ms(1000 + i));
+  }
+  bool cancelled = true;
+  for (int i = 0; i < kRetainTasks; i += 2) cancelled &= svc.cancel(tasks[i]);
+  for (int i = 1; i < kRetainTasks; i += 2) cancelled &= tasks[i]->cancel();
+  const std::size_t purged = svc.purge();
+  tasks.clear();
+  svc.check_invariants();
+  if (!cancelled || purged != kRetainTasks / 2 || svc.pending() != 0) return -1;
+  return token.use_count() - 1;
+}
+
+// Cancelled tasks, and everything their callbacks captured, are destroyed by
+// service.cancel() and by task->cancel() + purge(), not at their deadlines.
+TYPED_TEST(TimerServiceTest, CancelReleasesTheTaskAndItsCaptures) {
+  EXPECT_EQ(captures_alive_after_cancel<typename TestFixture::Service>(), 0);
+}
+
 // A tombstone that comes due is skipped and counted, never run.
 TYPED_TEST(TimerServiceTest, TombstoneComingDueIsSkipped) {
   auto t = this->logging("t");
@@ -596,6 +627,14 @@ TEST(TimerServiceMutants, FixedRateAsDelayIsCaught) {
 // kTimerCancelNoRemove: cancel says true, the task runs anyway.
 TEST(TimerServiceMutants, CancelNoRemoveIsCaught) {
   EXPECT_FALSE(cancelled_task_stays_unrun<MutantService<Mutant::kTimerCancelNoRemove>>());
+}
+
+// kWheelRetainCancelledPayload: per_worker_wheel keeps every cancelled task (and its
+// captures) in its bucket until the deadline: all of them are still alive.
+TEST(TimerServiceMutants, WheelRetainCancelledPayloadIsCaught) {
+  using S = TimerServiceOn<PerWorkerWheelQueue,
+                           testing::MutantPlatform<P, Mutant::kWheelRetainCancelledPayload>>;
+  EXPECT_EQ(captures_alive_after_cancel<S>(), kRetainTasks);
 }
 
 // kTimerExceptionKillsThread: the task's exception escapes the runner (in driver

@@ -58,6 +58,8 @@ enum class Mutant : std::uint8_t {
   kDataRacePlainFlag,          // parked() reads a plain flag without the lock: a data race
   // --- queue/per_worker_wheel.h (next_deadline bitmap) ---
   kWheelBitmapClearOnCancel,   // cancel clears a bucket's live bit while live entries remain
+  // --- queue/per_worker_wheel.h (payload released at cancel) ---
+  kWheelRetainCancelledPayload,  // a cancelled entry keeps its payload until its bucket drains
   kCount
 };
 
@@ -121,6 +123,10 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "a plain, non-atomic flag shared between threads: a data race only TSan sees"},
     {Mutant::kWheelBitmapClearOnCancel, "wheel_bitmap_clear_on_cancel", "queue/per_worker_wheel.h",
      "next_deadline skips a bucket that still holds live entries: the owner oversleeps, late fire"},
+    {Mutant::kWheelRetainCancelledPayload, "wheel_retain_cancelled_payload",
+     "queue/per_worker_wheel.h",
+     "a cancelled timer keeps its payload (and all it captured) until its deadline: memory "
+     "retention"},
 }};
 
 constexpr bool mutant_table_in_order() {
