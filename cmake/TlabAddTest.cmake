@@ -9,6 +9,8 @@
 #   scenario  shipped scenario files run through tlab
 #   e2e       the real tlab binary (or the CLI in-process) end to end: exit codes,
 #             reports against their schema, tlab model / tlab mutants
+#   clang-tsa clang++ -fsyntax-only -Wthread-safety over the core templates (tests/tsa/);
+#             scripts/test runs it as its own step, before the build
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
