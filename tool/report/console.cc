@@ -132,8 +132,18 @@ std::string format_table(const Report& report, bool color) {
     out += line + "\n";
   }
   const Summary s = report.summary();
-  std::string summary = fmt::format("{} cases: {} passed, {} failed, {} errors, {} timeouts",
-                                    s.cases, s.passed, s.failed, s.errors, s.timeouts);
+  // Counted by outcome (report.h), so a caught mutant is not a "failed" case.
+  std::array<std::size_t, 7> n{};
+  for (const CaseRecord& c : report.cases) ++n[static_cast<std::size_t>(report.outcome(c))];
+  auto count = [&](Outcome o) { return n[static_cast<std::size_t>(o)]; };
+  std::string summary =
+      fmt::format("{} cases: {} passed, {} failed", s.cases, count(Outcome::kPass),
+                  count(Outcome::kViolation) + count(Outcome::kSurvived));
+  if (count(Outcome::kCaught) + count(Outcome::kMissedHere) > 0) {
+    summary += fmt::format(", {} caught, {} not here", count(Outcome::kCaught),
+                           count(Outcome::kMissedHere));
+  }
+  summary += fmt::format(", {} errors, {} timeouts", s.errors, s.timeouts);
   if (s.mutant_pairs > 0) {
     summary += fmt::format("; mutants: {}/{} caught", s.mutants_caught.size(), s.mutant_pairs);
     if (!s.mutants_survived.empty()) {
