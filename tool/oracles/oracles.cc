@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "base/fmt_ns.h"
 #include "runner/case_result.h"
 
 namespace tlab::tool {
@@ -11,15 +12,6 @@ namespace {
 
 constexpr std::string_view kLatencyPrefix = "latency.";
 constexpr std::string_view kAtLeastPrefix = "at_least.";
-
-std::string fmt_us(std::int64_t ns) {
-  const double a = static_cast<double>(ns < 0 ? -ns : ns);
-  const char* sign = ns < 0 ? "-" : "";
-  if (a >= 1e9) return fmt::format("{}{:.3f}s", sign, a / 1e9);
-  if (a >= 1e6) return fmt::format("{}{:.3f}ms", sign, a / 1e6);
-  if (a >= 1e3) return fmt::format("{}{:.1f}us", sign, a / 1e3);
-  return fmt::format("{}{}ns", sign, static_cast<std::int64_t>(a));
-}
 
 const LatencyBound& bound_of(const Expectations& e, std::string_view histogram) {
   return histogram == "fire_lateness" ? e.fire_lateness_us : e.cancel_to_resume_us;
@@ -37,7 +29,7 @@ void check_latency(CaseResult& r, std::string_view name, const Histogram& h,
       ViolationRecord& rec = r.violations[std::string(kLatencyPrefix) + std::string(name)];
       if (rec.count++ == 0) {
         rec.first_example = fmt::format("{} {} = {} exceeds the bound {} us ({} samples)", name,
-                                        label, fmt_us(v), *bound_us, h.count());
+                                        label, fmt_ns(v), *bound_us, h.count());
       }
     }
   };

@@ -49,15 +49,6 @@ std::int64_t steady_ns() {
       .count();
 }
 
-std::string fmt_ns(std::int64_t ns) {
-  const double a = static_cast<double>(ns < 0 ? -ns : ns);
-  const char* sign = ns < 0 ? "-" : "";
-  if (a >= 1e9) return fmt::format("{}{:.3f}s", sign, a / 1e9);
-  if (a >= 1e6) return fmt::format("{}{:.3f}ms", sign, a / 1e6);
-  if (a >= 1e3) return fmt::format("{}{:.1f}us", sign, a / 1e3);
-  return fmt::format("{}{}ns", sign, static_cast<std::int64_t>(a));
-}
-
 void sleep_us(CaseContext& ctx, std::int64_t us) {
   if (us <= 0) {
     std::this_thread::yield();

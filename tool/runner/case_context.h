@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fmt_ns.h"
 #include "runner/runner.h"
 #include "scenario/scenario.h"
 
@@ -164,7 +165,5 @@ std::int64_t steady_ns();
 // sleep_us: sleeps `us` microseconds in slices of at most 5 ms, returning early once
 // `ctx` is stopping; 0 yields.
 void sleep_us(CaseContext& ctx, std::int64_t us);
-// fmt_ns: "1.234ms", "12us", "3.2s".
-std::string fmt_ns(std::int64_t ns);
 
 }  // namespace tlab::tool::runner
