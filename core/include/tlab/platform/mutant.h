@@ -58,6 +58,11 @@ enum class Mutant : std::uint8_t {
   kDataRacePlainFlag,          // parked() reads a plain flag without the lock: a data race
   // --- queue/per_worker_wheel.h (next_deadline bitmap) ---
   kWheelBitmapClearOnCancel,   // cancel clears a bucket's live bit while live entries remain
+  // --- time arithmetic (issue 10 section 6: overflow in periodic arithmetic) ---
+  kTimerFixedDelayWraps,       // fixed-delay next = run taken + period, wrapping add
+  kTimerFixedRateWraps,        // fixed-rate catch-up next = deadline + period, wrapping add
+  kTimerLatenessWraps,         // lateness = now - deadline, wrapping subtraction
+  kTickConversionWraps,        // TickGrid::due_tick: deadline - start, wrapping subtraction
   kCount
 };
 
@@ -121,6 +126,14 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "a plain, non-atomic flag shared between threads: a data race only TSan sees"},
     {Mutant::kWheelBitmapClearOnCancel, "wheel_bitmap_clear_on_cancel", "queue/per_worker_wheel.h",
      "next_deadline skips a bucket that still holds live entries: the owner oversleeps, late fire"},
+    {Mutant::kTimerFixedDelayWraps, "timer_fixed_delay_wraps", "timer_service.h",
+     "fixed-delay next run = run time + huge period wraps into the past: runs back to back"},
+    {Mutant::kTimerFixedRateWraps, "timer_fixed_rate_wraps", "timer_service.h",
+     "fixed-rate catch-up deadline + huge period wraps into the past: endless catch-up"},
+    {Mutant::kTimerLatenessWraps, "timer_lateness_wraps", "timer_service.h",
+     "lateness of a deadline far in the past wraps negative: late_max misses it"},
+    {Mutant::kTickConversionWraps, "tick_conversion_wraps", "queue/tick_grid.h",
+     "a deadline far from the wheel's start wraps to a past tick: the wheel fires it at once"},
 }};
 
 constexpr bool mutant_table_in_order() {

@@ -27,6 +27,11 @@
 //
 // Cost: one 64x64->128 multiply, one multiply, one compare per conversion.
 //
+// Mutant kTickConversionWraps (BasicTickGrid<P> with P a mutant platform; the wheels
+// and the Executor use their own P, everyone else TickGrid, which has no mutants):
+// due_tick computes d - start with a wrapping subtraction, so a deadline far from
+// start lands on a tick in the past and fires at once.
+//
 // Ground rules: immutable after construction; copy freely.
 #pragma once
 
@@ -35,14 +40,16 @@
 
 #include "tlab/base/check.h"
 #include "tlab/clock.h"
+#include "tlab/platform/mutant.h"
 
 namespace tlab {
 
-class TickGrid {
+template <class P>
+class BasicTickGrid {
  public:
   static constexpr std::int64_t kNeverTick = std::numeric_limits<std::int64_t>::max();
 
-  TickGrid(Instant start, Duration tick)
+  BasicTickGrid(Instant start, Duration tick)
       : start_(start),
         tick_ns_(tick.ns()),
         tick_u_(static_cast<std::uint64_t>(tick.ns())),
@@ -52,7 +59,9 @@ class TickGrid {
 
   // tlab::TickGrid::due_tick: ceil((d - start) / tick); may be negative.
   std::int64_t due_tick(Instant d) const noexcept {
-    const std::int64_t diff = (d - start_).ns();
+    const std::int64_t diff = P::mutated(Mutant::kTickConversionWraps)
+                                  ? detail::wrap_sub(d.ns(), start_.ns())  // BUG (mutant)
+                                  : (d - start_).ns();
     if (diff == detail::kNsMax) return kNeverTick;
     return ceil_div(diff);
   }
@@ -121,5 +130,14 @@ class TickGrid {
   std::uint64_t tick_u_;  // tick_ns_ as unsigned, for udivmod
   std::uint64_t magic_;   // floor((2^64 - 1) / tick): the reciprocal udivmod multiplies by
 };
+
+namespace detail {
+// The platform of a TickGrid outside any templated component: no mutants.
+struct NoMutants {
+  static constexpr bool mutated(Mutant) noexcept { return false; }
+};
+}  // namespace detail
+
+using TickGrid = BasicTickGrid<detail::NoMutants>;
 
 }  // namespace tlab
