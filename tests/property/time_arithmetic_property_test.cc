@@ -173,19 +173,36 @@ struct Rebind<Q<T0, P0>, T, P> {
 template <class Q, class P>
 using ServiceOn = TimerService<typename Rebind<Q, TimerTaskPtr<P>, P>::type, P>;
 
+// Whether Q counts ticks on a TickGrid (the wheels): then a deadline past the
+// grid's kLastTick never fires (tick_grid.h).
+template <class Q>
+inline constexpr bool kOnGrid = false;
+template <class T, class P>
+inline constexpr bool kOnGrid<HashedWheelQueue<T, P>> = true;
+template <class T, class P>
+inline constexpr bool kOnGrid<HierarchicalWheelQueue<T, P>> = true;
+template <class T, class P>
+inline constexpr bool kOnGrid<PerWorkerWheelQueue<T, P>> = true;
+
 // A driver-mode service on a ManualClock that starts at `start`. Tick 1 ns: the
-// wheels' due instants are the deadlines themselves, so one model fits all.
+// wheels' due instants are the deadlines themselves, so one model fits all, except
+// that on a wheel a deadline more than kLastTick ns after start never fires.
 template <class Q, class P>
 struct Driven {
   ManualClock clock;
   ServiceOn<Q, P> svc;
-  explicit Driven(Instant start) : clock(start), svc(clock, options()) {}
+  I64 start_ns;
+  explicit Driven(Instant start) : clock(start), svc(clock, options()), start_ns(start.ns()) {}
   static TimerServiceOptions options() {
     TimerServiceOptions o;
     o.start_thread = false;
     o.queue.tick = Duration::nanoseconds(1);
     o.queue.wheel_slots = 8;  // revolutions and rounds at every jump
     return o;
+  }
+  // Whether an entry at `deadline` fires once now reaches it.
+  bool reachable(I64 deadline) const {
+    return !kOnGrid<Q> || i128{deadline} - start_ns <= TickGrid::kLastTick;
   }
   std::size_t run_to(Instant t) {
     clock.set(t);
@@ -250,7 +267,7 @@ void service_delay_to_deadline() {
   RC_ASSERT(runs == 0);
   if (due == kMax) return;  // Instant::max() is never reached (file comment)
   s.run_to(Instant::from_ns(due));
-  RC_ASSERT(runs == 1);
+  RC_ASSERT(runs == (s.reachable(due) ? 1 : 0));
 }
 
 // Waiter::timeout, the lock_for/acquire_for/checkout_for path: the armed deadline
@@ -346,7 +363,7 @@ void periodic(TaskKind kind) {
     }
     to = std::clamp<i128>(to, now.ns(), kMax - 1);
     now = Instant::from_ns(static_cast<I64>(to));
-    while (next <= to && expected.size() < kRunCap) {
+    while (next <= to && s.reachable(next) && expected.size() < kRunCap) {
       expected.push_back(Instant::from_ns(next));
       late_max = std::max(late_max, clamp(to - next));
       next = clamp((rate ? i128{next} : to) + period.ns());
@@ -371,15 +388,18 @@ void lateness() {
   int runs = 0;
   s.svc.schedule_at(TimerTask<P>::make([&] { ++runs; }), deadline);
   s.run_to(now);
-  RC_ASSERT(runs == (deadline <= now ? 1 : 0));
-  const I64 late = deadline <= now ? clamp(i128{now.ns()} - deadline.ns()) : 0;
+  const bool fires = deadline <= now && s.reachable(deadline.ns());
+  RC_ASSERT(runs == (fires ? 1 : 0));
+  const I64 late = fires ? clamp(i128{now.ns()} - deadline.ns()) : 0;
   RC_ASSERT(s.svc.stats().late_max.ns() == late);
 }
 
 // BasicTickGrid<P>: due_tick = ceil((d - start) / tick) on the clamped difference
-// (kNeverTick when it saturates high), monotone in d; elapsed_tick = floor((now -
-// start) / tick) for now >= start; instant_of(due_tick(d)) is never before d, and
-// exact where no product saturates.
+// (kNeverTick when it saturates high or passes kLastTick), monotone in d;
+// elapsed_tick = floor((now - start) / tick) capped at kLastTick for now >= start,
+// so it never reaches kNeverTick; instant_of(due_tick(d)) is never before d, and
+// exact where no product saturates; an entry fires (due <= elapsed) only if its
+// deadline has come.
 template <class P>
 void tick_conversion() {
   const Instant start = Instant::from_ns(gen_any());
@@ -398,7 +418,8 @@ void tick_conversion() {
   for (const I64 d : {d1, d2}) {
     const I64 diff = clamp(i128{d} - start.ns());
     const I64 k = g.due_tick(Instant::from_ns(d));
-    RC_ASSERT(k == (diff == kMax ? TickGrid::kNeverTick : exact_ceil(diff)));
+    const bool beyond = diff == kMax || exact_ceil(diff) > TickGrid::kLastTick;
+    RC_ASSERT(k == (beyond ? TickGrid::kNeverTick : exact_ceil(diff)));
     const Instant due = g.instant_of(k);
     RC_ASSERT(due.ns() >= d);
     const i128 exact_due = i128{start.ns()} + i128{tick} * k;
@@ -408,7 +429,12 @@ void tick_conversion() {
   }
   RC_ASSERT(g.due_tick(Instant::from_ns(d1)) <= g.due_tick(Instant::from_ns(d2)));
   const Instant now = Instant::from_ns(gen_in(start.ns(), kMax));
-  RC_ASSERT(g.elapsed_tick(now) == exact_floor(clamp(i128{now.ns()} - start.ns())));
+  const I64 elapsed = g.elapsed_tick(now);
+  RC_ASSERT(elapsed ==
+            std::min(exact_floor(clamp(i128{now.ns()} - start.ns())), TickGrid::kLastTick));
+  for (const I64 d : {d1, d2}) {
+    if (g.due_tick(Instant::from_ns(d)) <= elapsed) RC_ASSERT(d <= now.ns());
+  }
 }
 
 // ---- Tests -----------------------------------------------------------------------
