@@ -10,28 +10,33 @@
 // ...), and compare with a model in __int128 clamped to the int64 range, which
 // shares no code with clock.h:
 //
-//   | kind of site                 | where (core/)                           | mutant |
-//   |------------------------------|-----------------------------------------|-------------------------|
-//   | Instant/Duration operators   | clock.h (sat_add/sub/mul)               | (hand-checked,
-//   report)  | | delay to deadline            | clock.h deadline_after: TimerService,   |
-//   delay_overflow_wraps    | |                              | Waiter (lock_for, acquire_for, ...),
-//   |                         | |                              | Executor, sleep_for, with_timeout
-//   |                         | | deadline plus period         | timer_service.h fixed-delay next
-//   | timer_fixed_delay_wraps | | fixed-rate catch-up          | timer_service.h fixed-rate next |
-//   timer_fixed_rate_wraps  | | lateness                     | timer_service.h run_locked late_max
-//   | timer_lateness_wraps    | | tick conversion              | queue/tick_grid.h due_tick
-//   (wheels,     | tick_conversion_wraps   | |                              | Executor) | |
+//   | kind of site         | where (core/)                          | mutant                  |
+//   |----------------------|----------------------------------------|-------------------------|
+//   | Instant/Duration ops | clock.h sat_add/sub/mul                | none (hand-checked)     |
+//   | delay to deadline    | clock.h deadline_after, called by      | delay_overflow_wraps    |
+//   |                      | TimerService, Waiter (lock_for,        |                         |
+//   |                      | acquire_for, ...), Executor, sleep_for,|                         |
+//   |                      | with_timeout                           |                         |
+//   | deadline plus period | timer_service.h fixed-delay next       | timer_fixed_delay_wraps |
+//   | fixed-rate catch-up  | timer_service.h fixed-rate next        | timer_fixed_rate_wraps  |
+//   | lateness             | timer_service.h run_locked (late_max)  | timer_lateness_wraps    |
+//   | tick conversion      | queue/tick_grid.h due_tick (wheels and | tick_conversion_wraps   |
+//   |                      | the Executor)                          |                         |
 //
 // Engines: TimerService in driver mode (run_due on a ManualClock: nothing sleeps)
 // on every queue strategy (QueueTypes, tick 1 ns so wheels are exact), Waiter and
-// TimedMutex::lock_for on a ManualTimerSource, and TickGrid directly. Periodic
-// tasks get periods next to Duration::max(); a callback cancels its own task after
-// kRunCap runs, so a wrapped (past) next deadline shows up as extra runs instead
-// of an endless catch-up loop.
+// TimedMutex::lock_for on a ManualTimerSource, the Executor (manual metronome and
+// worker), sleep_for and with_timeout on an EventLoop, and TickGrid directly.
+// A wheel never fires a deadline more than TickGrid::kLastTick ticks after its
+// start (tick_grid.h); the models say so. Periodic tasks get periods next to
+// Duration::max(); a callback cancels its own task after kRunCap runs, so a
+// wrapped (past) next deadline shows up as extra runs instead of an endless
+// catch-up loop.
 //
 // Instants stay below Instant::max() wherever time is advanced: at now ==
-// Instant::max() a saturated periodic task (next deadline Instant::max()) is due
-// forever and run_due would never return (see the helper's report).
+// Instant::max() a periodic task saturated at Instant::max() is due forever on the
+// exact strategies, and run_due would never return (left to the lead: see the
+// report of branch `overflow`).
 //
 // The mutant tests run the same properties on a platform with one mutant compiled
 // in and expect a counterexample (as queue_property_test.cc does); they live in
@@ -53,6 +58,11 @@
 #include "support/manual_timer_source.h"
 #include "support/mutant_platform.h"
 #include "tlab/clock.h"
+#include "tlab/coro/event.h"
+#include "tlab/coro/event_loop.h"
+#include "tlab/coro/sleep_for.h"
+#include "tlab/coro/with_timeout.h"
+#include "tlab/executor.h"
 #include "tlab/queue/strategy.h"
 #include "tlab/queue/tick_grid.h"
 #include "tlab/sync/timed_mutex.h"
@@ -318,6 +328,90 @@ void lock_for_delay_to_deadline() {
   RC_ASSERT(result.load() == (due_at_once ? 0 : 1));
 }
 
+// Executor::schedule(timer, d), or schedule_at(timer, any instant) (resolution
+// 1 ns, one manual worker): the timer fires on the first tick at or after its
+// deadline (now + d clamped), never before; past the grid's kLastTick, never.
+template <class P>
+void executor_deadline() {
+  const Instant start = Instant::from_ns(gen_in(kMin, kMax - 1));
+  const bool by_delay = *rc::gen::arbitrary<bool>();
+  const Duration d = Duration::nanoseconds(gen_in(0, kMax));
+  const I64 due = by_delay ? clamp(i128{start.ns()} + d.ns()) : gen_any();
+  ManualClock clock(start);
+  typename Executor<P>::Config c;
+  c.workers = 1;
+  c.resolution = Duration::nanoseconds(1);
+  c.wheel_slots = 8;
+  c.worker_threads = false;
+  c.metronome_thread = false;
+  Executor<P> ex(c, clock);
+  int fired = 0;
+  const auto timer = Executor<P>::make_timer([&] { ++fired; });
+  if (by_delay) {
+    ex.schedule(timer, d);
+  } else {
+    ex.schedule_at(timer, Instant::from_ns(due));
+  }
+  const auto step = [&](I64 t) {
+    clock.set(Instant::from_ns(t));
+    ex.tick_once();
+    ex.run_worker_once(0);
+  };
+  step(start.ns());
+  RC_ASSERT(fired == (due <= start.ns() ? 1 : 0));
+  if (due <= start.ns()) return;
+  step(due - 1);
+  RC_ASSERT(fired == 0);
+  if (due == kMax) return;
+  step(due);
+  RC_ASSERT(fired == (i128{due} - start.ns() <= TickGrid::kLastTick ? 1 : 0));
+}
+
+// sleep_for(loop, d) and with_timeout(loop, event, d) on an EventLoop: the sleeper
+// wakes, or the timeout wins, at exactly now + d clamped, not before.
+template <class P>
+void coro_delay_to_deadline(bool via_timeout) {
+  using Loop = EventLoop<BinaryHeapQueue, P>;
+  const Instant start = Instant::from_ns(gen_in(kMin, kMax - 1));
+  const Duration d = Duration::nanoseconds(gen_in(0, kMax));
+  const I64 due = clamp(i128{start.ns()} + d.ns());
+  ManualClock clock(start);
+  Loop loop(clock);
+  Event<int, Loop> ev(loop);
+  bool woke = false;
+  if (via_timeout) {
+    loop.spawn([](Loop& l, Event<int, Loop>& e, Duration dd, bool& w) -> Task<void> {
+      Timed<int> r = co_await with_timeout(l, e, dd);
+      w = r.timed_out();
+    }(loop, ev, d, woke));
+  } else {
+    loop.spawn([](Loop& l, Duration dd, bool& w) -> Task<void> {
+      co_await sleep_for(l, dd);
+      w = true;
+    }(loop, d, woke));
+  }
+  const auto run_to = [&](I64 t) {
+    clock.set(Instant::from_ns(t));
+    loop.run_until_idle();
+  };
+  loop.run_until_idle();
+  const bool at_once = woke;
+  bool early = false, on_time = true;
+  if (due != start.ns()) {
+    run_to(due - 1);
+    early = woke;
+    if (due != kMax) {
+      run_to(due);
+      on_time = woke;
+    }
+  }
+  ev.set(0);  // ends a race still pending; a set after the timeout just stores
+  loop.run_until_idle();
+  RC_ASSERT(at_once == (due == start.ns()));
+  RC_ASSERT(!early);
+  RC_ASSERT(on_time);
+}
+
 // Drives a fixed-delay or fixed-rate task with a period next to Duration::max()
 // through a few time jumps and compares every run's deadline, and late_max, with
 // the model: fixed-rate next = deadline + period, fixed-delay next = the pass's
@@ -463,6 +557,18 @@ TEST(TimeArithmeticPropertyTest, LockForWithAHugeTimeoutWaitsForTheOwner) {
       "TimedMutex::lock_for", [] { lock_for_delay_to_deadline<ManualStdPlatform>(); }, 100);
 }
 
+TEST(TimeArithmeticPropertyTest, ExecutorFiresAtTheClampedDeadline) {
+  expect_holds("Executor::schedule", [] { executor_deadline<ManualStdPlatform>(); });
+}
+
+TEST(TimeArithmeticPropertyTest, SleepForWakesAtTheClampedDeadline) {
+  expect_holds("sleep_for", [] { coro_delay_to_deadline<ManualStdPlatform>(false); });
+}
+
+TEST(TimeArithmeticPropertyTest, WithTimeoutExpiresAtTheClampedDeadline) {
+  expect_holds("with_timeout", [] { coro_delay_to_deadline<ManualStdPlatform>(true); });
+}
+
 template <class Q>
 class TimeArithmeticServiceTest : public ::testing::Test {};
 using AllQueues = QueueTypes<int, ManualStdPlatform, ::testing::Types>;
@@ -517,6 +623,33 @@ TEST(TimeArithmeticPropertyMutantTest, FindsTickConversionWrapsInTickGrid) {
   using B = MP<Mutant::kTickConversionWraps>;
   expect_counterexample(
       Mutant::kTickConversionWraps, "TickGrid", [] { tick_conversion<B>(); }, 1000);
+}
+
+// delay_overflow_wraps through Executor::schedule.
+TEST(TimeArithmeticPropertyMutantTest, FindsDelayOverflowWrapsInExecutor) {
+  using B = MP<Mutant::kDelayOverflowWraps>;
+  expect_counterexample(Mutant::kDelayOverflowWraps, "Executor::schedule",
+                        [] { executor_deadline<B>(); });
+}
+
+// tick_conversion_wraps in the Executor's grid and its workers' wheels.
+TEST(TimeArithmeticPropertyMutantTest, FindsTickConversionWrapsInExecutor) {
+  using B = MP<Mutant::kTickConversionWraps>;
+  expect_counterexample(Mutant::kTickConversionWraps, "Executor::schedule",
+                        [] { executor_deadline<B>(); });
+}
+
+// delay_overflow_wraps through sleep_for and with_timeout.
+TEST(TimeArithmeticPropertyMutantTest, FindsDelayOverflowWrapsInSleepFor) {
+  using B = MP<Mutant::kDelayOverflowWraps>;
+  expect_counterexample(Mutant::kDelayOverflowWraps, "sleep_for",
+                        [] { coro_delay_to_deadline<B>(false); });
+}
+
+TEST(TimeArithmeticPropertyMutantTest, FindsDelayOverflowWrapsInWithTimeout) {
+  using B = MP<Mutant::kDelayOverflowWraps>;
+  expect_counterexample(Mutant::kDelayOverflowWraps, "with_timeout",
+                        [] { coro_delay_to_deadline<B>(true); });
 }
 
 template <class Q>
