@@ -15,7 +15,8 @@
 //   | Instant/Duration ops | clock.h sat_add/sub/mul                | none (hand-checked)     |
 //   | delay to deadline    | clock.h deadline_after, called by      | delay_overflow_wraps    |
 //   |                      | TimerService, Waiter (lock_for,        |                         |
-//   |                      | acquire_for, ...), Executor, sleep_for,|                         |
+//   |                      | acquire_for, ...), TimedWaitGroup,     |                         |
+//   |                      | Executor, sleep_for,                   |                         |
 //   |                      | with_timeout                           |                         |
 //   | deadline plus period | timer_service.h fixed-delay next       | timer_fixed_delay_wraps |
 //   | fixed-rate catch-up  | timer_service.h fixed-rate next        | timer_fixed_rate_wraps  |
@@ -25,13 +26,12 @@
 //
 // Engines: TimerService in driver mode (run_due on a ManualClock: nothing sleeps)
 // on every queue strategy (QueueTypes, tick 1 ns so wheels are exact), Waiter and
-// TimedMutex::lock_for on a ManualTimerSource, the Executor (manual metronome and
-// worker), sleep_for and with_timeout on an EventLoop, and TickGrid directly.
-// A wheel never fires a deadline more than TickGrid::kLastTick ticks after its
-// start (tick_grid.h); the models say so. Periodic tasks get periods next to
-// Duration::max(); a callback cancels its own task after kRunCap runs, so a
-// wrapped (past) next deadline shows up as extra runs instead of an endless
-// catch-up loop.
+// TimedMutex::lock_for and TimedWaitGroup::wait_for on a ManualTimerSource, the Executor (manual
+// metronome and worker), sleep_for and with_timeout on an EventLoop, and TickGrid directly. A wheel
+// never fires a deadline more than TickGrid::kLastTick ticks after its start (tick_grid.h); the
+// models say so. Periodic tasks get periods next to Duration::max(); a callback cancels its own
+// task after kRunCap runs, so a wrapped (past) next deadline shows up as extra runs instead of an
+// endless catch-up loop.
 //
 // Instants stay below Instant::max() wherever time is advanced: at now ==
 // Instant::max() a periodic task saturated at Instant::max() is due forever on the
@@ -66,6 +66,7 @@
 #include "tlab/queue/strategy.h"
 #include "tlab/queue/tick_grid.h"
 #include "tlab/sync/timed_mutex.h"
+#include "tlab/sync/timed_wait_group.h"
 #include "tlab/timer_service.h"
 #include "tlab/waiter.h"
 
@@ -328,6 +329,26 @@ void lock_for_delay_to_deadline() {
   RC_ASSERT(result.load() == (due_at_once ? 0 : 1));
 }
 
+// TimedWaitGroup::wait_for(d) on a group with one member left: unless now + d
+// (clamped) is now, the waiter waits for done() and returns true; otherwise the
+// timeout completes the group at once and it returns false.
+template <class P>
+void wait_group_delay_to_deadline() {
+  const Instant now = Instant::from_ns(gen_any());
+  const Duration d = Duration::nanoseconds(gen_in(0, kMax));
+  testing::ManualTimerSource src(now);
+  src.set_fire_inline_when_due(true);
+  TimedWaitGroup<P> g;
+  g.add(1);
+  std::atomic<int> result{-1};
+  std::thread waiter([&] { result.store(g.wait_for(src, d) ? 1 : 0); });
+  while (result.load() < 0 && src.pending() == 0) std::this_thread::yield();
+  if (result.load() < 0) g.done();
+  waiter.join();
+  const bool due_at_once = clamp(i128{now.ns()} + d.ns()) == now.ns();
+  RC_ASSERT(result.load() == (due_at_once ? 0 : 1));
+}
+
 // Executor::schedule(timer, d), or schedule_at(timer, any instant) (resolution
 // 1 ns, one manual worker): the timer fires on the first tick at or after its
 // deadline (now + d clamped), never before; past the grid's kLastTick, never.
@@ -557,6 +578,11 @@ TEST(TimeArithmeticPropertyTest, LockForWithAHugeTimeoutWaitsForTheOwner) {
       "TimedMutex::lock_for", [] { lock_for_delay_to_deadline<ManualStdPlatform>(); }, 100);
 }
 
+TEST(TimeArithmeticPropertyTest, WaitGroupWithAHugeTimeoutWaitsForDone) {
+  expect_holds(
+      "TimedWaitGroup::wait_for", [] { wait_group_delay_to_deadline<ManualStdPlatform>(); }, 100);
+}
+
 TEST(TimeArithmeticPropertyTest, ExecutorFiresAtTheClampedDeadline) {
   expect_holds("Executor::schedule", [] { executor_deadline<ManualStdPlatform>(); });
 }
@@ -623,6 +649,14 @@ TEST(TimeArithmeticPropertyMutantTest, FindsTickConversionWrapsInTickGrid) {
   using B = MP<Mutant::kTickConversionWraps>;
   expect_counterexample(
       Mutant::kTickConversionWraps, "TickGrid", [] { tick_conversion<B>(); }, 1000);
+}
+
+// delay_overflow_wraps through TimedWaitGroup::wait_for: the group times out at once.
+TEST(TimeArithmeticPropertyMutantTest, FindsDelayOverflowWrapsInWaitGroup) {
+  using B = MP<Mutant::kDelayOverflowWraps>;
+  expect_counterexample(
+      Mutant::kDelayOverflowWraps, "TimedWaitGroup::wait_for",
+      [] { wait_group_delay_to_deadline<B>(); }, 100);
 }
 
 // delay_overflow_wraps through Executor::schedule.
