@@ -59,6 +59,14 @@ constexpr std::int64_t sat_mul(std::int64_t a, std::int64_t b) noexcept {
   if (__builtin_mul_overflow(a, b, &r)) return ((a < 0) != (b < 0)) ? kNsMin : kNsMax;
   return r;
 }
+// Two's-complement wrapping add/sub: what a plain `a + b` on int64 does on x86.
+// Only mutant branches use them (the overflow bug class, on purpose).
+constexpr std::int64_t wrap_add(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+constexpr std::int64_t wrap_sub(std::int64_t a, std::int64_t b) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+}
 }  // namespace detail
 
 // A signed span of time in nanoseconds. Arithmetic saturates at min()/max().
@@ -163,15 +171,15 @@ inline Duration checked_delay(Duration d, const char* what) {
 // Requires: d >= 0 (pass it through checked_delay() first).
 // Ensures: now + d, saturating: Duration::max() yields Instant::max(), never a time
 // in the past. Every component that turns a delay into a deadline (Waiter,
-// TimerService, ...) goes through here, so the overflow bug class lives in one spot.
+// TimedWaitGroup, TimerService, Executor, sleep_for, with_timeout) goes through
+// here, so the overflow bug class lives in one spot.
 // Mutant kDelayOverflowWraps: two's-complement wrapping addition instead, so a huge
 // delay lands in the past and the timer fires at once.
 template <class P>
 constexpr Instant deadline_after(Instant now, Duration d) noexcept {
   if (P::mutated(Mutant::kDelayOverflowWraps)) {
     // BUG: wrapping arithmetic (what a plain `now + d` on int64 does on x86).
-    return Instant::from_ns(static_cast<std::int64_t>(static_cast<std::uint64_t>(now.ns()) +
-                                                      static_cast<std::uint64_t>(d.ns())));
+    return Instant::from_ns(detail::wrap_add(now.ns(), d.ns()));
   }
   return now + d;
 }

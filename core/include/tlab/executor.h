@@ -161,7 +161,7 @@ class Executor {
   // pending timer replaces its previous arming (which then never fires).
   // Throws std::invalid_argument on a negative delay, std::logic_error after shutdown.
   void schedule(const Timer& timer, Duration delay) {
-    schedule_at(timer, clock_.now() + checked_delay(delay, "Executor::schedule"));
+    schedule_at(timer, deadline_after<P>(clock_.now(), checked_delay(delay, "Executor::schedule")));
   }
 
   // tlab::Executor::schedule_at: as schedule(), at an instant (a past one is due now).
@@ -659,7 +659,7 @@ class Executor {
 
   const Config cfg_;
   const typename P::Clock& clock_;
-  const TickGrid grid_;
+  const BasicTickGrid<P> grid_;
   QueueConfig qcfg_;
   std::vector<std::unique_ptr<Worker>> workers_;  // fixed after construction
   MergeQueue<Transit, P> merge_;

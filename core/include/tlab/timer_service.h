@@ -117,6 +117,10 @@
 //   kTimerShutdownNoWake       shutdown*() do not notify: join waits for the head
 //   kTimerFixedRateAsDelay     fixed-rate next deadline from the run time: no catch-up
 //   kTimerCancelNoRemove       service.cancel() returns true but the task still runs
+//   kTimerFixedDelayWraps      fixed-delay next = run time + period wraps: a huge
+//                              period lands in the past and the task runs back to back
+//   kTimerFixedRateWraps       fixed-rate next = deadline + period wraps: endless catch-up
+//   kTimerLatenessWraps        now - deadline wraps: an ancient deadline counts as early
 #pragma once
 
 #include <algorithm>
@@ -492,7 +496,7 @@ class TimerService {
       throw std::invalid_argument(std::string(what) + ": period must be positive, got " +
                                   std::to_string(period.ns()) + "ns");
     }
-    schedule_impl(task, clock_.now() + d, kind, period, what);
+    schedule_impl(task, deadline_after<P>(clock_.now(), d), kind, period, what);
   }
 
   void schedule_impl(const TaskPtr& task, Instant deadline, TaskKind kind, Duration period,
@@ -582,9 +586,17 @@ class TimerService {
     }
   }
 
+  // The next run's deadline, saturating: a period that carries it past Instant::max()
+  // parks the task at Instant::max() (never earlier than this run), never in the past.
   Instant next_deadline_of(const Task& t, Instant deadline, Instant now) const {
     if (t.kind_ == TaskKind::kFixedRate && !P::mutated(Mutant::kTimerFixedRateAsDelay)) {
+      if (P::mutated(Mutant::kTimerFixedRateWraps)) {  // BUG (mutant): wrapping catch-up
+        return Instant::from_ns(detail::wrap_add(deadline.ns(), t.period_.ns()));
+      }
       return deadline + t.period_;  // fixed rate: from the schedule, so it catches up
+    }
+    if (P::mutated(Mutant::kTimerFixedDelayWraps)) {  // BUG (mutant): wrapping add
+      return Instant::from_ns(detail::wrap_add(now.ns(), t.period_.ns()));
     }
     return now + t.period_;  // fixed delay (or BUG (mutant): fixed rate drifts)
   }
@@ -618,7 +630,9 @@ class TimerService {
   void run_locked(typename P::Lock& lock, Task& t, Instant deadline, Instant now)
       TLAB_REQUIRES(mu_) {
     t.last_deadline_.store(static_cast<std::uint64_t>(deadline.ns()));
-    const Duration late = now - deadline;
+    const Duration late = P::mutated(Mutant::kTimerLatenessWraps)  // BUG (mutant): wraps
+                              ? Duration::nanoseconds(detail::wrap_sub(now.ns(), deadline.ns()))
+                              : now - deadline;
     if (late > stats_.late_max) stats_.late_max = late;
     std::exception_ptr error;
     std::string message;

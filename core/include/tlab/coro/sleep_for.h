@@ -97,7 +97,8 @@ SleepAwaiter<Loop> sleep_until(Loop& loop, Instant deadline) noexcept {
 // Throws std::invalid_argument if d < 0 (checked_delay), before suspending.
 template <class Loop>
 SleepAwaiter<Loop> sleep_for(Loop& loop, Duration d) {
-  return SleepAwaiter<Loop>(loop, loop.now() + checked_delay(d, "sleep_for"));
+  return SleepAwaiter<Loop>(
+      loop, deadline_after<typename Loop::Platform>(loop.now(), checked_delay(d, "sleep_for")));
 }
 
 }  // namespace tlab

@@ -325,14 +325,16 @@ class [[nodiscard]] EventTimeout : detail::TimeoutRace<Loop> {
 // Throws std::invalid_argument if d < 0.
 template <class T, class Loop>
 TaskTimeout<T, Loop> with_timeout(Loop& loop, Task<T> task, Duration d) {
-  const Instant deadline = loop.now() + checked_delay(d, "with_timeout");
+  const Instant deadline =
+      deadline_after<typename Loop::Platform>(loop.now(), checked_delay(d, "with_timeout"));
   return TaskTimeout<T, Loop>(loop, std::move(task), deadline);
 }
 
 // tlab::with_timeout: races `event` (settable from any thread) against a timer.
 template <class T, class Loop>
 EventTimeout<T, Loop> with_timeout(Loop& loop, Event<T, Loop>& event, Duration d) {
-  const Instant deadline = loop.now() + checked_delay(d, "with_timeout");
+  const Instant deadline =
+      deadline_after<typename Loop::Platform>(loop.now(), checked_delay(d, "with_timeout"));
   return EventTimeout<T, Loop>(loop, event, deadline);
 }
 

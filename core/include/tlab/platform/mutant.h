@@ -60,6 +60,11 @@ enum class Mutant : std::uint8_t {
   kWheelBitmapClearOnCancel,   // cancel clears a bucket's live bit while live entries remain
   // --- queue/per_worker_wheel.h (payload released at cancel) ---
   kWheelRetainCancelledPayload,  // a cancelled entry keeps its payload until its bucket drains
+  // --- time arithmetic (issue 10 section 6: overflow in periodic arithmetic) ---
+  kTimerFixedDelayWraps,       // fixed-delay next = run taken + period, wrapping add
+  kTimerFixedRateWraps,        // fixed-rate catch-up next = deadline + period, wrapping add
+  kTimerLatenessWraps,         // lateness = now - deadline, wrapping subtraction
+  kTickConversionWraps,        // TickGrid::due_tick: deadline - start, wrapping subtraction
   kCount
 };
 
@@ -127,6 +132,14 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "queue/per_worker_wheel.h",
      "a cancelled timer keeps its payload (and all it captured) until its deadline: memory "
      "retention"},
+    {Mutant::kTimerFixedDelayWraps, "timer_fixed_delay_wraps", "timer_service.h",
+     "fixed-delay next run = run time + huge period wraps into the past: runs back to back"},
+    {Mutant::kTimerFixedRateWraps, "timer_fixed_rate_wraps", "timer_service.h",
+     "fixed-rate catch-up deadline + huge period wraps into the past: endless catch-up"},
+    {Mutant::kTimerLatenessWraps, "timer_lateness_wraps", "timer_service.h",
+     "lateness of a deadline far in the past wraps negative: late_max misses it"},
+    {Mutant::kTickConversionWraps, "tick_conversion_wraps", "queue/tick_grid.h",
+     "a deadline far from the wheel's start wraps to a past tick: the wheel fires it at once"},
 }};
 
 constexpr bool mutant_table_in_order() {

@@ -293,7 +293,7 @@ class HashedWheelQueue : public SlabQueue<HashedWheelQueue<T, P>, detail::Hashed
     elapsed_ = target;
   }
 
-  TickGrid grid_;
+  BasicTickGrid<P> grid_;
   std::uint32_t slots_ = 0;  // S, a power of two
   std::uint32_t shift_ = 0;  // log2(S)
   std::int64_t mask_ = 0;    // S - 1

@@ -360,7 +360,7 @@ class HierarchicalWheelQueue
     return std::nullopt;
   }
 
-  TickGrid grid_;
+  BasicTickGrid<P> grid_;
   std::array<std::array<SlabList, kSlots>, kLevels> slots_{};
   std::array<std::uint64_t, kLevels> occupied_{};  // bit s of level l: slots_[l][s] non-empty
   SlabList overflow_;                              // entries in a later 2^36-tick epoch

@@ -565,7 +565,7 @@ class PerWorkerWheelQueue {
     if (rebuild) ++counters_.compactions;
   }
 
-  TickGrid grid_;
+  BasicTickGrid<P> grid_;
   Instant last_now_;
   std::int64_t cursor_ = -1;  // every tick <= cursor_ has been drained
   std::uint32_t mask_ = 0;

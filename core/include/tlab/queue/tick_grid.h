@@ -7,10 +7,17 @@
 // now >= due(d) = start + due_tick(d) * tick. expire(now) has passed every tick up to
 // elapsed_tick(now) = floor((now - start) / tick).
 //
-// Overflow: all arithmetic is on int64 with saturation. A deadline so far away that
-// d - start saturates (only possible with start < 0 and d near Instant::max()) maps
-// to kNeverTick, the largest tick, which no elapsed_tick() ever passes unless now
-// is Instant::max() itself; so huge deadlines never wrap into the past.
+// Overflow: all arithmetic is on int64 with saturation. The grid's usable ticks end
+// at kLastTick = INT64_MAX - 2^40: a deadline beyond it (due tick > kLastTick, or
+// d - start saturated, only possible with start < 0 and d near Instant::max()) maps
+// to kNeverTick = INT64_MAX, and elapsed_tick() never exceeds kLastTick, so such an
+// entry never fires (its due instant, instant_of(kNeverTick), is Instant::max()):
+// huge deadlines never wrap into the past. The cap matters only for ticks of about
+// 1 ns (2^63 - 2^40 ticks of 1 ns is 292 years); before it, elapsed_tick() of a now
+// INT64_MAX ticks after start was kNeverTick itself, which fired every never-due
+// entry (a fixed-rate task saturated at Instant::max() ran on every pass). The 2^40
+// ticks of headroom let the wheels compute cursor + one revolution (per-worker
+// 2^32 slots at most, hierarchical epochs of 2^36 ticks) without overflow.
 //
 // Division without a divide instruction: every insert and every cancel of a wheel
 // converts a deadline to its tick, and a 64-bit idiv (40-90 cycles on x86-64) was
@@ -27,6 +34,11 @@
 //
 // Cost: one 64x64->128 multiply, one multiply, one compare per conversion.
 //
+// Mutant kTickConversionWraps (BasicTickGrid<P> with P a mutant platform; the wheels
+// and the Executor use their own P, everyone else TickGrid, which has no mutants):
+// due_tick computes d - start with a wrapping subtraction, so a deadline far from
+// start lands on a tick in the past and fires at once.
+//
 // Ground rules: immutable after construction; copy freely.
 #pragma once
 
@@ -35,14 +47,17 @@
 
 #include "tlab/base/check.h"
 #include "tlab/clock.h"
+#include "tlab/platform/mutant.h"
 
 namespace tlab {
 
-class TickGrid {
+template <class P>
+class BasicTickGrid {
  public:
   static constexpr std::int64_t kNeverTick = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::int64_t kLastTick = kNeverTick - (std::int64_t{1} << 40);
 
-  TickGrid(Instant start, Duration tick)
+  BasicTickGrid(Instant start, Duration tick)
       : start_(start),
         tick_ns_(tick.ns()),
         tick_u_(static_cast<std::uint64_t>(tick.ns())),
@@ -50,17 +65,24 @@ class TickGrid {
     TLAB_CHECK(tick_ns_ > 0, "TickGrid: tick must be positive, tick=", tick);
   }
 
-  // tlab::TickGrid::due_tick: ceil((d - start) / tick); may be negative.
+  // tlab::TickGrid::due_tick: ceil((d - start) / tick); may be negative; kNeverTick
+  // beyond kLastTick.
   std::int64_t due_tick(Instant d) const noexcept {
-    const std::int64_t diff = (d - start_).ns();
+    const std::int64_t diff = P::mutated(Mutant::kTickConversionWraps)
+                                  ? detail::wrap_sub(d.ns(), start_.ns())  // BUG (mutant)
+                                  : (d - start_).ns();
     if (diff == detail::kNsMax) return kNeverTick;
-    return ceil_div(diff);
+    const std::int64_t k = ceil_div(diff);
+    return k > kLastTick ? kNeverTick : k;
   }
 
-  // tlab::TickGrid::elapsed_tick: floor((now - start) / tick).
+  // tlab::TickGrid::elapsed_tick: floor((now - start) / tick), at most kLastTick.
   // Requires: now >= start (the queues check this before calling); the result is
   // exact for earlier instants too.
-  std::int64_t elapsed_tick(Instant now) const noexcept { return floor_div((now - start_).ns()); }
+  std::int64_t elapsed_tick(Instant now) const noexcept {
+    const std::int64_t k = floor_div((now - start_).ns());
+    return k > kLastTick ? kLastTick : k;
+  }
 
   // tlab::TickGrid::instant_of: start + k * tick, saturating.
   Instant instant_of(std::int64_t k) const noexcept {
@@ -121,5 +143,14 @@ class TickGrid {
   std::uint64_t tick_u_;  // tick_ns_ as unsigned, for udivmod
   std::uint64_t magic_;   // floor((2^64 - 1) / tick): the reciprocal udivmod multiplies by
 };
+
+namespace detail {
+// The platform of a TickGrid outside any templated component: no mutants.
+struct NoMutants {
+  static constexpr bool mutated(Mutant) noexcept { return false; }
+};
+}  // namespace detail
+
+using TickGrid = BasicTickGrid<detail::NoMutants>;
 
 }  // namespace tlab
