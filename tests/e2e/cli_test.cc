@@ -1,5 +1,6 @@
 // End-to-end tests of the tlab binary: it is run as a subprocess, as a user or CI
 // would, and its exit code, stdout and stderr are checked. Fixtures: good/ and bad/.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,6 +192,62 @@ TEST(CliTest, RunCommandsRejectBadInputFirst) {
   r = tlab({"compare", "bad/huge_number.json"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("bad/huge_number.json: /run/operations:"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// A scratch directory for hostile-input fixtures made at run time (FIFOs, links).
+fs::path hostile_dir() {
+  static const fs::path dir =
+      fs::temp_directory_path() / ("tlab_hostile_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Inputs that are not regular files are refused on the open descriptor, with exit
+// 2 naming the file, and never read: /dev/zero (endless), a FIFO with no writer
+// (would block forever), a directory, a link loop.
+TEST(CliTest, OnlyRegularFilesAreRead) {
+  const fs::path fifo = hostile_dir() / "scenario.fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const fs::path loop = hostile_dir() / "loop.json";
+  fs::remove(loop);
+  fs::create_symlink(loop, loop);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"/dev/zero", "not a regular file"},
+      {fifo.string(), "not a regular file"},
+      {loop.string(), "symbolic links"},
+  };
+  for (const auto& [path, needle] : cases) {
+    const Result r = tlab({"validate", path});
+    EXPECT_EQ(r.code, 2) << path << ": " << r.err;
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << path << ": " << r.err;
+  }
+  // A directory is a fine scenario argument (its *.json files), but not a report.
+  const Result dir = tlab({"replay", hostile_dir().string()});
+  EXPECT_EQ(dir.code, 2) << dir.err;
+  EXPECT_NE(dir.err.find("is a directory"), std::string::npos) << dir.err;
+}
+
+// Reports are written only as regular files: a device node or a symbolic link in
+// the way is refused with exit 2 naming the flag, and left untouched.
+TEST(CliTest, OutputPathsMustBeRegularFiles) {
+  const fs::path target = hostile_dir() / "target.json";
+  { std::ofstream(target) << "keep"; }
+  const fs::path link = hostile_dir() / "link.json";
+  fs::remove(link);
+  fs::create_symlink(target, link);
+  for (const std::string& out : {std::string("/dev/null"), link.string()}) {
+    const Result r = tlab({"run", "good/racing_minimal.json", "--report", out});
+    EXPECT_EQ(r.code, 2) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("--report"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(target.string()), "keep");
+  EXPECT_TRUE(fs::is_symlink(link));
 }
 
 }  // namespace

@@ -2,14 +2,19 @@
 // threads, real reports. (tests/e2e/pipeline_test.cc covers the same pipeline with a
 // scripted runner; these show the stress runner fills it honestly.)
 #include <expat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -125,6 +130,71 @@ TEST_F(RunnerE2e, WatchdogTimeoutReportsActors) {
   const std::string message = report["cases"][0]["message"];
   EXPECT_NE(message.find("budget"), std::string::npos) << message;
   EXPECT_NE(message.find("scheduler#0: done"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace tlab::tool
+
+namespace tlab::tool {
+namespace {
+
+// The pids whose parent is `ppid` (from /proc).
+std::vector<pid_t> children_of(pid_t ppid) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces; the fields follow the last ')'.
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state = 0;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    if (parent == ppid) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line.size() > close + 2 && line[close + 2] != 'Z';
+}
+
+// SIGKILL of tlab takes its case process with it (PR_SET_PDEATHSIG): the case
+// does not run on to its own budget. Bounded polling (operation counts of 100 ms
+// naps), no timing asserted beyond "eventually, within the watchdog's order".
+TEST(RunnerKillTest, CaseDiesWithTlab) {
+  const pid_t tlab = ::fork();
+  ASSERT_GE(tlab, 0);
+  if (tlab == 0) {
+    const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/scenarios/racing_cancellers.json";
+    ::execl(TLAB_BIN, TLAB_BIN, "run", scenario.c_str(), "--operations", "100000000", "--budget",
+            "600s", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::vector<pid_t> cases;
+  for (int i = 0; i < 300 && cases.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cases = children_of(tlab);
+  }
+  ASSERT_FALSE(cases.empty()) << "tlab started no case process";
+  ::kill(tlab, SIGKILL);
+  int status = 0;
+  ::waitpid(tlab, &status, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = std::none_of(cases.begin(), cases.end(), alive);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(gone) << "the case process outlived tlab";
+  for (pid_t p : cases) ::kill(p, SIGKILL);
 }
 
 }  // namespace

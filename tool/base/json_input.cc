@@ -1,7 +1,12 @@
 // tlab/tool/base/json_input.cc: see json_input.h.
 #include "base/json_input.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <array>
@@ -50,33 +55,45 @@ std::string append_pointer(std::string_view base, std::string_view token) {
 }
 
 bool read_text_file(const std::string& path, std::string& out, InputErrors& errors) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    errors.push_back({path, "/", "cannot read file: no such file"});
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the checks below are on
+  // the open descriptor, so what is read is what was checked.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    errors.push_back({path, "/",
+                      fmt::format("cannot read file: {}",
+                                  e == ENOENT ? std::string("no such file") : std::strerror(e))});
     return false;
   }
-  if (S_ISDIR(st.st_mode)) {
-    errors.push_back({path, "/", "cannot read file: is a directory"});
+  struct stat st {};
+  const auto fail = [&](const std::string& why) {
+    ::close(fd);
+    errors.push_back({path, "/", why});
     return false;
+  };
+  if (::fstat(fd, &st) != 0) return fail(fmt::format("cannot read file: {}", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) return fail("cannot read file: is a directory");
+  if (!S_ISREG(st.st_mode)) {
+    return fail(
+        "cannot read file: not a regular file (a device, FIFO or socket); tlab reads scenario "
+        "and report files only");
   }
   if (static_cast<std::uint64_t>(st.st_size) > kMaxFileBytes) {
-    errors.push_back(
-        {path, "/",
-         fmt::format("file is {} bytes; the limit is {} bytes", st.st_size, kMaxFileBytes)});
-    return false;
+    return fail(fmt::format("file is {} bytes; the limit is {} bytes", st.st_size, kMaxFileBytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    errors.push_back({path, "/", "cannot read file: permission denied or unreadable"});
-    return false;
+  out.clear();
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(fmt::format("cannot read file: {}", std::strerror(errno)));
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > kMaxFileBytes) {  // the file grew while being read
+      return fail(fmt::format("file is larger than {} bytes", kMaxFileBytes));
+    }
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  out = buffer.str();
-  if (out.size() > kMaxFileBytes) {  // the file grew, or it is not a regular file
-    errors.push_back({path, "/", fmt::format("file is larger than {} bytes", kMaxFileBytes)});
-    return false;
-  }
+  ::close(fd);
   return true;
 }
 

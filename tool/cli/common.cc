@@ -177,7 +177,7 @@ ScenarioRun run_scenarios(
   options.on_case_done = [&](const Report& partial) {
     if (o.report_path.empty()) return;
     try {
-      write_file_atomic(o.report_path, partial.to_json().dump(2) + "\n");
+      write_file_atomic(o.report_path, partial.to_json(/*complete=*/false).dump(2) + "\n");
     } catch (const std::exception&) {
       // finish() writes again and reports the failure.
     }

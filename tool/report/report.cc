@@ -235,12 +235,13 @@ int Report::exit_code() const {
   return 0;
 }
 
-nlohmann::ordered_json Report::to_json() const {
+nlohmann::ordered_json Report::to_json(bool complete) const {
   nlohmann::ordered_json j;
   j["schema_version"] = kReportSchemaVersion;
   j["command"] = command;
   j["environment"] = environment.to_json();
   j["interrupted"] = interrupted;
+  j["complete"] = complete && !interrupted;
   j["scenarios"] = nlohmann::ordered_json::object();
   for (const auto& [name, src] : scenarios) {
     j["scenarios"][name] = {{"source", src.source},
@@ -319,6 +320,24 @@ bool check_output_path(const std::string& path, const std::string& flag, InputEr
   }
   if (fs::is_directory(p, ec)) {
     errors.push_back({path, "/", fmt::format("{}: is a directory", flag)});
+    return false;
+  }
+  // Reports are written only as regular files (atomically, by rename): a symbolic
+  // link or a device node in the way is refused, never replaced or written through.
+  const fs::file_status st = fs::symlink_status(p, ec);
+  if (!ec && fs::is_symlink(st)) {
+    errors.push_back({path, "/",
+                      fmt::format("{}: is a symbolic link; tlab writes reports only as regular "
+                                  "files (name the target instead)",
+                                  flag)});
+    return false;
+  }
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    errors.push_back(
+        {path, "/",
+         fmt::format("{}: is not a regular file (a device, FIFO or socket); tlab writes reports "
+                     "only as regular files",
+                     flag)});
     return false;
   }
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");

@@ -149,7 +149,9 @@ struct Report {
   // Report::exit_code: 130 interrupted; 3 an error, or a timeout outside a scenario
   // mutant case; 1 a failed case or a surviving mutant; else 0.
   int exit_code() const;
-  nlohmann::ordered_json to_json() const;
+  // Report::to_json: the document; `complete` false marks a report written while
+  // the run is still going (a killed run leaves that on disk, never "complete").
+  nlohmann::ordered_json to_json(bool complete = true) const;
 };
 
 // write_file_atomic: writes `content` to `path` through a temporary file in the same

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -181,11 +182,19 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
   emit_and_exit(ctx, std::nullopt, message);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// read_all: everything written to `fd` (shared offset with the child's dup, so
+// rewind first).
+std::string read_all(int fd) {
+  std::string out;
+  if (::lseek(fd, 0, SEEK_SET) < 0) return out;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
 }
 
 std::string tail_lines(const std::string& text, std::size_t max_chars) {
@@ -210,31 +219,38 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   }
   int pipefd[2];
   if (::pipe(pipefd) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  char tmpl[] = "/tmp/tlab-case-stderr-XXXXXX";
-  const int errfd = ::mkstemp(tmpl);
+  // The child's stderr goes to a temporary file in $TMPDIR, unlinked at once: it
+  // lives only as long as the descriptor, so nothing leaks if tlab is killed.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tmpl = std::string(tmpdir != nullptr && tmpdir[0] != '\0' ? tmpdir : "/tmp") +
+                     "/tlab-case-stderr-XXXXXX";
+  const int errfd = ::mkstemp(tmpl.data());
   if (errfd < 0) {
     ::close(pipefd[0]);
     ::close(pipefd[1]);
-    throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+    throw std::runtime_error("mkstemp " + tmpl + ": " + std::strerror(errno));
   }
-  const std::string err_path = tmpl;
+  ::unlink(tmpl.c_str());
   std::fflush(stdout);
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipefd[0]);
     ::close(pipefd[1]);
     ::close(errfd);
-    ::unlink(err_path.c_str());
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // The case dies with tlab: a killed parent must not leave it running to its
+    // budget. The getppid() check closes the race with a parent that died first.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(pipefd[0]);
     child_main(spec, *engine, pipefd[1], errfd);
   }
   ::close(pipefd[1]);
-  ::close(errfd);
 
   std::string payload;
   bool killed_budget = false, killed_interrupt = false;
@@ -274,8 +290,8 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   }
   result.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string captured = read_file(err_path);
-  ::unlink(err_path.c_str());
+  const std::string captured = read_all(errfd);
+  ::close(errfd);
 
   result.sanitizer_reports = extract_tsan_reports(captured);
   if (killed_interrupt) {

@@ -6,7 +6,8 @@
 //   parent (the CLI thread)                    child
 //   -----------------------                    -----
 //   engine_for(scenario)  (error: no fork)
-//   pipe + temp file; fork  ---------------->  stderr -> temp file (TSan, TLAB_CHECK)
+//   pipe + temp file (in $TMPDIR, unlinked at once); fork  -->  dies with the parent (PDEATHSIG)
+//                                              stderr -> temp file (TSan, TLAB_CHECK)
 //   poll the pipe every 50 ms:                 stress::configure(mutant, fault plans)
 //     Ctrl-C       -> SIGKILL, interrupted     monitor thread: budget watchdog,
 //     budget + 5 s -> SIGKILL, timeout            lost-wakeup detector + rescue
