@@ -233,6 +233,22 @@ TEST(CliTest, OnlyRegularFilesAreRead) {
   EXPECT_NE(dir.err.find("is a directory"), std::string::npos) << dir.err;
 }
 
+// A 28,000-character name (a 28 KB file, far under the 1 MiB cap) once killed
+// validate with SIGSEGV in std::regex; it is now exit 2 with the pointer.
+TEST(CliTest, HugePatternedStringIsBadInputNotACrash) {
+  const fs::path file = hostile_dir() / "huge_name.json";
+  {
+    std::ofstream out(file);
+    out << R"({"name": ")" << std::string(28000, 'a')
+        << R"(", "description": "d", "actors": [{"role": "waiter", "count": 1, "timeout_us": {"fixed": 1}}], "run": {"operations": 1, "budget_s": 1}})";
+  }
+  for (const char* cmd : {"validate", "run"}) {
+    const Result r = tlab({cmd, file.string()});
+    EXPECT_EQ(r.code, 2) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("/name: string of 28000 bytes"), std::string::npos) << r.err;
+  }
+}
+
 // Reports are written only as regular files: a device node or a symbolic link in
 // the way is refused with exit 2 naming the flag, and left untouched.
 TEST(CliTest, OutputPathsMustBeRegularFiles) {

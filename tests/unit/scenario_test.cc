@@ -215,6 +215,25 @@ TEST(ScenarioTest, SchemaErrorsCarryPointers) {
                "/actors/0/count", "<= 256");
 }
 
+// Huge strings in every patterned field (and anywhere else) are refused by length
+// before any pattern runs: a 28,000-character name once overflowed the stack in
+// std::regex. Each gets exit-2 style errors with its pointer, and nothing crashes.
+TEST(ScenarioTest, HugeStringsAreRefusedBeforePatterns) {
+  const std::string huge(28000, 'a');
+  expect_error(R"({"name": ")" + huge + R"(", "description": "d", "actors": [], "run": {}})",
+               "/name", "string of 28000 bytes");
+  expect_error(with(R"("engine": {"strategies": [")" + huge + R"("]})"), "/engine/strategies/0",
+               "string of 28000 bytes");
+  expect_error(with(R"("catches": [")" + huge + R"("])"), "/catches/0", "string of 28000 bytes");
+  expect_error(
+      with(R"("faults": [{"point": ")" + huge + R"(", "action": "yield", "probability": 1}])"),
+      "/faults/0/point", "string of 28000 bytes");
+  expect_error(with(R"("description2": ")" + huge + R"(")"), "/description2",
+               "string of 28000 bytes");
+  expect_error(with("", R"([{"role": ")" + huge + R"(", "count": 1}])"), "/actors/0/role",
+               "string of 28000 bytes");
+}
+
 // A near miss of a catalogued name is answered with the name it was probably
 // meant to be: strategies, mutants, fault points, and schema enums such as roles.
 TEST(ScenarioTest, MistypedNamesSuggestTheNearest) {

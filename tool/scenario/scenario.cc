@@ -304,6 +304,40 @@ std::optional<Scenario> ScenarioLoader::load_text(std::string_view text, const s
 
 std::optional<Scenario> ScenarioLoader::load_document(const Json& doc, const std::string& source,
                                                       InputErrors& errors) const {
+  // Lengths before patterns: valijson checks `pattern` with std::regex, which
+  // recurses once per character (a 28 KB name overflowed the stack), and it does so
+  // even after maxLength failed. No field takes more than kMaxStringBytes, so a
+  // longer string is refused here, before the schema sees it. Iterative walk: no
+  // recursion proportional to the input here either.
+  const std::size_t before = errors.size();
+  std::vector<std::pair<const Json*, std::string>> stack{{&doc, ""}};
+  while (!stack.empty()) {
+    auto [j, ptr] = std::move(stack.back());
+    stack.pop_back();
+    if (j->is_string()) {
+      const std::size_t n = j->get_ref<const std::string&>().size();
+      if (n > kMaxStringBytes) {
+        errors.push_back(
+            {source, ptr.empty() ? "/" : ptr,
+             fmt::format("string of {} bytes; no field takes more than {}", n, kMaxStringBytes)});
+      }
+    } else if (j->is_object()) {
+      for (auto it = j->begin(); it != j->end(); ++it) {
+        if (it.key().size() > kMaxStringBytes) {
+          errors.push_back(
+              {source, ptr.empty() ? "/" : ptr,
+               fmt::format("a key of {} bytes; no key is longer than 64", it.key().size())});
+          continue;
+        }
+        stack.emplace_back(&it.value(), append_pointer(ptr, it.key()));
+      }
+    } else if (j->is_array()) {
+      for (std::size_t i = 0; i < j->size(); ++i) {
+        stack.emplace_back(&(*j)[i], fmt::format("{}/{}", ptr, i));
+      }
+    }
+  }
+  if (errors.size() != before) return std::nullopt;
   if (!schema_.validate(doc, source, errors)) return std::nullopt;
   // The schema guarantees every type and range read below; the semantic checks add
   // what a schema cannot know.

@@ -45,6 +45,10 @@ namespace tlab::tool {
 // fork bomb, not a stress test.
 inline constexpr int kMaxThreads = 256;
 
+// The longest string any scenario field takes (`description`, 2000 characters in
+// the schema); checked before the schema's patterns run (ScenarioLoader).
+inline constexpr std::size_t kMaxStringBytes = 2000;
+
 // A random quantity in microseconds: {"fixed": n} | {"uniform": [a, b]} | {"exponential": mean}.
 struct Distribution {
   enum class Kind : std::uint8_t { kFixed, kUniform, kExponential };
