@@ -15,7 +15,7 @@
 // `clean` says whether the clean code must pass or must fail; `kills` names the
 // mutants the test must catch. The other four fields are the test's search reach
 // (ModelReach below): they let a planner run only the searches that end. tlab
-// (tool/model_runs.h) plans from this catalogue, and models/CMakeLists.txt registers
+// (tool/layers/model_runs.h) plans from this catalogue, and models/CMakeLists.txt registers
 // the ctest runs from it (models/cmake/ModelDiscover.cmake).
 //
 // With --test, model_main runs the test once with the requested mutant switched on
