@@ -1,5 +1,7 @@
 // Contract tests for TimerService (timer_service.h) and TimerTask (timer_task.h):
-// driver mode (no thread), ManualClock, run_due()-driven, so every outcome is exact.
+// one-shot tasks, cancel, purge and shutdown (periodic tasks are in
+// timer_service_periodic_test.cc). Driver mode (no thread), ManualClock,
+// run_due()-driven, so every outcome is exact.
 // The typed suite runs every queue strategy (queue/strategy.h) through the same
 // cases; the mutant tests at the end show the checks fail on the seeded bugs that
 // do not need a thread (the threaded ones are in timer_service_thread_test.cc).
@@ -16,61 +18,11 @@
 #include "tlab/queue/strategy.h"
 #include "tlab/timer_service.h"
 #include "tlab/timer_source.h"
+#include "timer_service_fixture.h"
 
-namespace tlab {
+namespace tlab::test_service {
 namespace {
 
-using ::testing::HasSubstr;
-using P = ManualStdPlatform;
-using Task = TimerTask<P>;
-using TaskPtr = TimerTaskPtr<P>;
-
-using HeapService = TimerServiceOn<BinaryHeapQueue, P>;
-constexpr TimerServiceOptions kDriverMode{.start_thread = false};
-
-Instant at_ms(std::int64_t ms) { return Instant::from_ns(0) + Duration::milliseconds(ms); }
-Duration ms(std::int64_t n) { return Duration::milliseconds(n); }
-
-// The message of the exception `f` throws as E; fails the test if it throws
-// nothing or something else.
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (...) {
-    ADD_FAILURE() << "threw the wrong exception type";
-    return {};
-  }
-  ADD_FAILURE() << "threw nothing";
-  return {};
-}
-
-template <class Q>
-class TimerServiceTest : public ::testing::Test {
- protected:
-  using Service = TimerService<Q, P>;
-
-  // A task that appends `name` to log_ when it runs.
-  TaskPtr logging(std::string name) {
-    return Task::make([this, name] { log_.push_back(name); });
-  }
-  // Moves the clock to `ms`, runs what is due, checks invariants.
-  std::size_t run_at(std::int64_t t) {
-    clock_.set(at_ms(t));
-    const std::size_t n = svc_.run_once();
-    svc_.check_invariants();
-    return n;
-  }
-  static bool exact() { return Q::kExact; }
-
-  ManualClock clock_;
-  std::vector<std::string> log_;
-  Service svc_{clock_, kDriverMode};
-};
-
-using Queues = QueueTypes<TaskPtr, P, ::testing::Types>;
 TYPED_TEST_SUITE(TimerServiceTest, Queues);
 
 // The service is a TimerSource, so Waiter and the sync primitives can run on it.
@@ -196,58 +148,6 @@ TYPED_TEST(TimerServiceTest, ScheduleAfterShutdownThrowsLogicError) {
   EXPECT_EQ(this->run_at(5), 0u);
 }
 
-// Fixed delay never catches up: after a long stall it runs once, then period
-// after that run.
-TYPED_TEST(TimerServiceTest, FixedDelayDoesNotCatchUp) {
-  auto t = this->logging("d");
-  this->svc_.schedule_fixed_delay(t, ms(10), ms(10));
-  EXPECT_EQ(this->run_at(10), 1u);
-  EXPECT_EQ(this->run_at(20), 1u);
-  EXPECT_EQ(this->run_at(55), 1u);  // stalled 25 ms: one run, not three
-  EXPECT_EQ(t->scheduled_time(), at_ms(30));
-  EXPECT_EQ(this->run_at(64), 0u);
-  EXPECT_EQ(this->run_at(65), 1u);  // 55 + 10
-  EXPECT_EQ(t->state(), TaskState::kScheduled);
-}
-
-// The check that fixed rate catches up: after falling behind to `now` = 55 ms, a
-// 10 ms fixed-rate task first due at 10 ms runs back to back for each missed
-// deadline (10..50) and then stays on its grid. Returns the deadlines it ran for.
-template <class S>
-std::vector<Instant> fixed_rate_deadlines_after_stall() {
-  using T = typename S::Task;
-  ManualClock clock;
-  S svc(clock, kDriverMode);
-  std::vector<Instant> seen;
-  std::shared_ptr<T> task;
-  task = T::make([&] { seen.push_back(task->scheduled_time()); });
-  svc.schedule_at_fixed_rate(task, ms(10), ms(10));
-  clock.set(at_ms(55));
-  svc.run_once();
-  clock.set(at_ms(60));
-  svc.run_once();
-  svc.check_invariants();
-  task.reset();  // break the task -> callback -> task cycle
-  return seen;
-}
-
-const std::vector<Instant> kFixedRateGrid = {at_ms(10), at_ms(20), at_ms(30),
-                                             at_ms(40), at_ms(50), at_ms(60)};
-
-// Fixed rate catches up: every missed deadline runs once, in order, then the
-// schedule stays on its original grid.
-TYPED_TEST(TimerServiceTest, FixedRateCatchesUpBackToBack) {
-  EXPECT_EQ(fixed_rate_deadlines_after_stall<typename TestFixture::Service>(), kFixedRateGrid);
-}
-
-// Fixed-rate catch-up interleaves with other tasks by deadline, like Java's queue.
-TYPED_TEST(TimerServiceTest, FixedRateCatchUpInterleavesByDeadline) {
-  this->svc_.schedule_at_fixed_rate(this->logging("r"), ms(10), ms(10));
-  this->svc_.schedule(this->logging("x"), ms(25));
-  this->run_at(35);
-  EXPECT_THAT(this->log_, ::testing::ElementsAre("r", "r", "x", "r"));
-}
-
 // service.cancel prevents the run and frees the queue entry at once; a second
 // cancel returns false.
 TYPED_TEST(TimerServiceTest, ServiceCancelPreventsRunAndRemovesEntry) {
@@ -357,32 +257,6 @@ TYPED_TEST(TimerServiceTest, CancelAfterRunOrBeforeScheduleReturnsFalse) {
   EXPECT_EQ(v->state(), TaskState::kCancelled);
 }
 
-// Cancelling a periodic task that has run returns true (future runs prevented)
-// and it never runs again; so does cancelling it from its own callback.
-TYPED_TEST(TimerServiceTest, CancelPeriodicPreventsFutureRuns) {
-  auto p = this->logging("p");
-  this->svc_.schedule_fixed_delay(p, ms(10), ms(10));
-  this->run_at(10);
-  this->run_at(20);
-  EXPECT_TRUE(this->svc_.cancel(p));
-  EXPECT_EQ(this->svc_.pending(), 0u);
-  EXPECT_EQ(this->run_at(100), 0u);
-  EXPECT_EQ(this->log_.size(), 2u);
-
-  int runs = 0;
-  bool self_cancel = false;
-  TaskPtr q;
-  q = Task::make([&] {
-    if (++runs == 3) self_cancel = this->svc_.cancel(q);
-  });
-  this->svc_.schedule_at_fixed_rate(q, ms(0), ms(5));
-  this->run_at(200);  // catch-up would run it 21 times; the third run cancels it
-  EXPECT_EQ(runs, 3);
-  EXPECT_TRUE(self_cancel);
-  EXPECT_EQ(this->svc_.pending(), 0u);
-  q.reset();
-}
-
 // A one-shot task cancelling itself from its callback gets false: it is running.
 TYPED_TEST(TimerServiceTest, OneShotSelfCancelReturnsFalse) {
   bool result = true;
@@ -460,17 +334,6 @@ TYPED_TEST(TimerServiceTest, ShutdownNowReturnsEverythingUnrun) {
   EXPECT_TRUE(this->log_.empty());
   EXPECT_EQ(rest, (std::vector<TaskPtr>{a, b}));
   EXPECT_EQ(a->state(), TaskState::kCancelled);
-}
-
-// A periodic task due at shutdown() runs one last time and ends kExecuted, not
-// returned; one due after it is returned.
-TYPED_TEST(TimerServiceTest, ShutdownGivesDuePeriodicTaskALastRun) {
-  auto p = this->logging("p");
-  this->svc_.schedule_at_fixed_rate(p, ms(10), ms(100));
-  this->clock_.set(at_ms(10));
-  EXPECT_TRUE(this->svc_.shutdown().empty());
-  EXPECT_EQ(this->log_, std::vector<std::string>{"p"});
-  EXPECT_EQ(p->state(), TaskState::kExecuted);
 }
 
 // A task may shut the service down from its callback: it gets the not-yet-due
@@ -572,9 +435,6 @@ TEST(TimerServiceDeathTest, TimeGoingBackwardsAborts) {
 
 // ---- The checks fail on the mutants they exist for -------------------------
 
-template <Mutant M>
-using MutantService = TimerServiceOn<BinaryHeapQueue, testing::MutantPlatform<P, M>>;
-
 // The check that a cancelled task stays unrun: cancel returns true AND the task
 // never runs.
 template <class S>
@@ -615,15 +475,6 @@ TEST(TimerServiceChecks, PassOnTheShippedCode) {
   EXPECT_TRUE(service_survives_throwing_task<HeapService>());
 }
 
-// kTimerFixedRateAsDelay: fixed rate drifts from the run time, so the stalled
-// task runs once instead of catching up: the catch-up check fails.
-TEST(TimerServiceMutants, FixedRateAsDelayIsCaught) {
-  const auto seen =
-      fixed_rate_deadlines_after_stall<MutantService<Mutant::kTimerFixedRateAsDelay>>();
-  EXPECT_NE(seen, kFixedRateGrid);
-  EXPECT_EQ(seen.size(), 1u);  // 10 only; next was 55 + 10 = 65
-}
-
 // kTimerCancelNoRemove: cancel says true, the task runs anyway.
 TEST(TimerServiceMutants, CancelNoRemoveIsCaught) {
   EXPECT_FALSE(cancelled_task_stays_unrun<MutantService<Mutant::kTimerCancelNoRemove>>());
@@ -644,4 +495,4 @@ TEST(TimerServiceMutants, ExceptionKillsThreadIsCaught) {
 }
 
 }  // namespace
-}  // namespace tlab
+}  // namespace tlab::test_service

@@ -227,7 +227,8 @@ class TimerService {
 
   // tlab::TimerService::schedule_fixed_delay: first run `delay` from now, then
   // each run `period` after the previous run was taken. A late run delays all
-  // later ones (no catch-up).
+  // later ones (no catch-up). Deadlines saturate: a run due at Instant::max()
+  // whose next run would be there too is the series' last (the task ends kExecuted).
   // Throws as schedule(), plus std::invalid_argument for period <= 0.
   void schedule_fixed_delay(const TaskPtr& task, Duration delay, Duration period) {
     schedule_after(task, delay, TaskKind::kFixedDelay, period,
@@ -236,7 +237,8 @@ class TimerService {
 
   // tlab::TimerService::schedule_at_fixed_rate: first run `delay` from now; run k
   // is due at first + k * period. A thread that fell behind runs the missed runs
-  // back to back (each sees its own deadline in task->scheduled_time()).
+  // back to back (each sees its own deadline in task->scheduled_time()). Saturates
+  // as schedule_fixed_delay().
   // Throws as schedule_fixed_delay().
   void schedule_at_fixed_rate(const TaskPtr& task, Duration delay, Duration period) {
     schedule_after(task, delay, TaskKind::kFixedRate, period,
@@ -620,8 +622,19 @@ class TimerService {
         ++stats_.skipped_cancelled;
         return Step::kSkipped;
       }
-      // Re-queue before running (as Java): a cancel during the run removes it.
-      enqueue_locked(due.task, next_deadline_of(t, due.deadline, now));
+      const Instant next = next_deadline_of(t, due.deadline, now);
+      if (due.deadline == Instant::max() && next == Instant::max()) {
+        // Saturated at the end of time: no later instant exists, so this run is the
+        // series' last (re-queueing at the same instant would make
+        // run_due(Instant::max()) run it forever). It ends as a one-shot does.
+        if (!t.transition(TaskState::kScheduled, TaskState::kExecuted)) {
+          ++stats_.skipped_cancelled;
+          return Step::kSkipped;
+        }
+      } else {
+        // Re-queue before running (as Java): a cancel during the run removes it.
+        enqueue_locked(due.task, next);
+      }
     }
     run_locked(lock, t, due.deadline, now);
     return Step::kRan;
