@@ -44,9 +44,11 @@ TEST(CliTest, VersionExitsZero) {
   }
 }
 
-// --help works on the tool and on every command, exit 0, usage on stdout.
+// --help works on the tool and on every command, exit 0, usage on stdout, and each
+// command's help ends with an example.
 TEST(CliTest, HelpEverywhere) {
-  for (const char* sub : {"", "run", "check", "list", "validate", "replay", "compare"}) {
+  for (const char* sub :
+       {"", "run", "check", "list", "validate", "replay", "model", "mutants", "compare"}) {
     std::vector<std::string> args;
     if (*sub) args.emplace_back(sub);
     args.emplace_back("--help");
@@ -54,6 +56,26 @@ TEST(CliTest, HelpEverywhere) {
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << sub;
     EXPECT_NE(r.out.find(std::string("tlab ") + sub), std::string::npos) << sub << r.out;
+    if (*sub) EXPECT_NE(r.out.find("Example:"), std::string::npos) << sub << r.out;
+  }
+}
+
+// A mistyped subcommand or flag gets the nearest real one, and an unexpected
+// argument is named rather than ignored.
+TEST(CliTest, DidYouMeanForCommandsAndFlags) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"rnu"}, "did you mean 'run'?"},
+      {{"mutnats"}, "did you mean 'mutants'?"},
+      {{"run", "--repot", "x.json"}, "did you mean '--report'?"},
+      {{"check", "--junti", "x.xml"}, "did you mean '--junit'?"},
+      {{"model", "--iteratoins", "5"}, "did you mean '--iterations'?"},
+      {{"compare", "--strategis=binary_heap"}, "did you mean '--strategies'?"},
+      {{"list", "strategies", "extra"}, "unexpected argument 'extra'"},
+  };
+  for (const auto& [args, needle] : cases) {
+    const Result r = tlab(args);
+    EXPECT_EQ(r.code, 2) << args[0] << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args[0] << " " << r.err;
   }
 }
 

@@ -100,7 +100,32 @@ TEST_F(ModelCli, TokenModelRunsCleanAndMutants) {
   }
   EXPECT_EQ(clean, 3u);   // racing_resolvers, stale_rearm, stale_token
   EXPECT_EQ(caught, 7u);  // 4 mutant runs + 3 expected wraparound findings
-  EXPECT_NE(slurp(path("j.xml")).find("<testsuite"), std::string::npos);
+  const std::string junit = slurp(path("j.xml"));
+  EXPECT_NE(junit.find("<testsuite"), std::string::npos);
+  // A caught mutant is a pass in JUnit: a green gate never shows failures to CI.
+  EXPECT_NE(junit.find("failures=\"0\""), std::string::npos) << junit;
+  EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
+}
+
+// Without --history-dir, the temporary history directory keeps only unexpected
+// failures: on a passing run (clean runs pass, every mutant caught) nothing is left
+// in $TMPDIR, and nothing is announced on stderr.
+TEST_F(ModelCli, DefaultHistoryDirLeavesNothingBehind) {
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const Result r = tlab({"model", "token", "--iterations", "2000", "--models-dir",
+                         TLAB_MODELS_DIR, "--junit", path("j.xml")});
+  if (old) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::begin(fs::directory_iterator(tmp))->path();
+  EXPECT_EQ(r.err.find("histories"), std::string::npos) << r.err;
 }
 
 // --mutant selects only the runs that must catch it; bound search replaces

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/build_info.h"
+#include "base/suggest.h"
 
 namespace tlab::tool {
 
@@ -25,6 +26,31 @@ std::string command_names() {
   return names;
 }
 
+// option_names: every long and short flag `sub` accepts, spelled as typed ("--report", "-j").
+std::vector<std::string> option_names(const CLI::App& sub) {
+  std::vector<std::string> names{"--help"};
+  for (const CLI::Option* opt : sub.get_options()) {
+    for (const std::string& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// unexpected_arguments: CLI11 would only say "The following arguments were not
+// expected"; name each one, with the nearest flag of that command when it is a typo.
+// Extras are collected (allow_extras) rather than thrown so that the command is known.
+std::string unexpected_arguments(const CLI::App& sub) {
+  const std::vector<std::string> extras = sub.remaining();
+  const std::vector<std::string> names = option_names(sub);
+  std::string out;
+  for (const std::string& arg : extras) {
+    const std::string flag = arg.substr(0, arg.find('='));
+    out += fmt::format("tlab {}: error: unexpected argument '{}'{}\n", sub.get_name(), arg,
+                       flag.starts_with("-") ? did_you_mean(flag, names) : std::string());
+  }
+  return out;
+}
+
 int dispatch(int argc, const char* const* argv, const CliEnv& env) {
   CLI::App app{"tlab: stress and verification tool for cancelable timers", "tlab"};
   app.set_version_flag("--version", version_string());
@@ -37,6 +63,7 @@ int dispatch(int argc, const char* const* argv, const CliEnv& env) {
     std::unique_ptr<Command> command = entry.make();
     CLI::App* sub = app.add_subcommand(std::string(entry.name));
     command->setup(*sub);
+    sub->allow_extras();  // reported below, with a did-you-mean, never ignored
     sub->set_version_flag("--version", version_string());
     commands.emplace_back(sub, std::move(command));
   }
@@ -50,8 +77,10 @@ int dispatch(int argc, const char* const* argv, const CliEnv& env) {
     }
     if (app.get_subcommands().empty() && argc > 1) {
       // CLI11 would only say "A subcommand is required"; name what was typed.
-      *env.err << "tlab: error: '" << argv[1] << "' is not a tlab command or option (commands: "
-               << command_names() << ")";
+      std::vector<std::string> names;
+      for (const CommandEntry& c : kCommands) names.emplace_back(c.name);
+      *env.err << "tlab: error: '" << argv[1] << "' is not a tlab command or option"
+               << did_you_mean(argv[1], names) << " (commands: " << command_names() << ")";
     } else {
       *env.err << "tlab: error: " << e.what();
     }
@@ -60,7 +89,12 @@ int dispatch(int argc, const char* const* argv, const CliEnv& env) {
   }
 
   for (const auto& [sub, command] : commands) {
-    if (sub->parsed()) return command->run(env);
+    if (!sub->parsed()) continue;
+    if (!sub->remaining().empty()) {
+      *env.err << unexpected_arguments(*sub) << "Run 'tlab " << sub->get_name() << " --help'.\n";
+      return kExitBadInput;
+    }
+    return command->run(env);
   }
   return kExitInternal;
 }

@@ -2,7 +2,9 @@
 // core code, their clean runs and their mutant runs (layers/model_runs.h), as
 // report cases. Exit 1 when a clean run fails or a mutant run does not catch.
 // Failing runs leave their execution histories in --history-dir (default: a new
-// temporary directory, named on stderr; removed again when nothing failed).
+// temporary directory, named on stderr, that keeps only unexpected failures and is
+// removed again when there are none; an explicit --history-dir keeps every history,
+// caught mutants' included).
 #include <stdlib.h>
 
 #include <algorithm>
@@ -64,8 +66,9 @@ class ModelCommand final : public Command {
         ->type_name("D")
         ->check(duration_check());
     sub.add_option("--history-dir", o_.history_dir,
-                   "where failing runs' execution histories go (default: a new temporary "
-                   "directory, named on stderr)")
+                   "keep every failing run's execution history here, caught mutants' "
+                   "included (default: a new temporary directory, named on stderr, that "
+                   "keeps only unexpected failures and is removed when there are none)")
         ->type_name("DIR");
     add_layer_sources(sub, o_.sources);
     add_outputs(sub, o_.outputs, /*junit=*/true);
@@ -125,6 +128,7 @@ class ModelCommand final : public Command {
         return kExitInternal;
       }
       mo.history_dir = tmpl;
+      mo.keep_expected_histories = false;
       made_history_dir = true;
     } else {
       std::error_code ec;

@@ -102,6 +102,11 @@ CaseRecord record_of(const ModelRunSpec& spec, const ModelRunOptions& options,
       }
       if (j.contains("history") && j["history"].is_string()) {
         m.history = j["history"].get<std::string>();
+        if (failed && spec.expect_fail && !options.keep_expected_histories) {
+          std::error_code ec;
+          fs::remove(*m.history, ec);
+          m.history.reset();
+        }
       }
       c.operations = m.iterations;
       res.counters["iterations"] = m.iterations;

@@ -84,6 +84,9 @@ struct ModelRunOptions {
   double timeout_s = 300;             // per run
   int jobs = 1;
   std::string history_dir;  // each run's history goes to <dir>/<case id, / -> .>.txt
+  // A caught mutant's history is the expected outcome, not a finding: it is deleted
+  // unless the user asked for histories on purpose (`tlab model --history-dir`).
+  bool keep_expected_histories = true;
 };
 
 struct ModelRunSpec {
