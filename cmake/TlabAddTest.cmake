@@ -11,6 +11,8 @@
 #             reports against their schema, tlab model / tlab mutants
 #   clang-tsa clang++ -fsyntax-only -Wthread-safety over the core templates (tests/tsa/);
 #             scripts/test runs it as its own step, before the build
+#   fuzz      libFuzzer runs over the scenario loader (tests/fuzz/; registered there, not
+#             here: the targets are built by clang++ in a sub-build)
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
