@@ -10,6 +10,7 @@
 // fail at a fixed size.
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -65,6 +66,7 @@ Child tlab(const std::vector<std::string>& args, Limits limits = {}) {
   if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) std::abort();
   const pid_t pid = ::fork();
   if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed test (ctest timeout) leaves no tlab behind
     if (kLimitMemory) {
       const rlimit as{rlim_t{1} << 30, rlim_t{1} << 30};
       ::setrlimit(RLIMIT_AS, &as);

@@ -15,8 +15,8 @@
 //
 // Hard caps against hostile files: actor counts plus engine.workers <= kMaxThreads,
 // run.operations <= 10^8, run.budget_s <= 600, run.max_pending <= 10^6 live timers
-// (the runner must stop scheduling at that many), fault delays <= 1 s each, files
-// <= 1 MiB.
+// (the runner stops scheduling there), fault delays <= 1 s each, files <= 1 MiB,
+// strings <= 2000 bytes, arrays <= maxItems (json_input.h checks them first).
 //
 // Costs: loading is O(n log n) in the file size n (json_input.h: no array longer
 // than the schema's maxItems reaches valijson, uniqueItems is checked with a set);
