@@ -21,6 +21,14 @@ void on_signal(int sig) {
 void install_interrupt_handler() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  // A parent may have started tlab with these blocked (the mask survives exec);
+  // Ctrl-C must still work. A signal already pending is delivered here, so the
+  // flag is set before any command runs.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
 }
 
 bool interrupted() {

@@ -3,7 +3,9 @@
 // The first SIGINT or SIGTERM sets a flag and restores the default action, so a
 // second Ctrl-C kills tlab at once if a runner fails to notice the first. The
 // runner polls interrupted() between operations and stops its case; the CLI then
-// writes the partial report marked "interrupted": true and exits 130.
+// writes the partial report marked "interrupted": true and exits 130. Loading polls
+// it between files (ScenarioLoader::load_paths): a Ctrl-C while `validate`, `run`
+// or `check` reads many files exits 130 before the next file.
 //
 // Cost: interrupted() is one relaxed atomic load.
 // Ground rules: install once from main(); interrupted() from any thread.
@@ -13,7 +15,8 @@
 
 namespace tlab::tool {
 
-// install_interrupt_handler: installs the SIGINT/SIGTERM handlers. Idempotent.
+// install_interrupt_handler: installs the SIGINT/SIGTERM handlers and unblocks both
+// (a SIGTERM pending from the parent sets the flag at once). Idempotent.
 void install_interrupt_handler();
 // interrupted: true once SIGINT or SIGTERM arrived (or request_interrupt() ran).
 bool interrupted();

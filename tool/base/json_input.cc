@@ -30,7 +30,32 @@
 
 namespace tlab::tool {
 
-std::string InputError::str() const { return fmt::format("{}: {}: {}", file, pointer, message); }
+std::string InputError::str() const {
+  if (pointer.empty()) return fmt::format("{}: {}", file, message);
+  return fmt::format("{}: {}: {}", file, pointer, message);
+}
+
+InputErrors cap_errors_per_file(const InputErrors& errors) {
+  std::vector<std::string> order;  // files, by first error
+  std::map<std::string, std::vector<const InputError*>> by_file;
+  for (const InputError& e : errors) {
+    auto [it, fresh] = by_file.try_emplace(e.file);
+    if (fresh) order.push_back(e.file);
+    it->second.push_back(&e);
+  }
+  InputErrors out;
+  for (const std::string& file : order) {
+    const std::vector<const InputError*>& mine = by_file[file];
+    for (std::size_t i = 0; i < mine.size() && i < kMaxErrorsPerFile; ++i) out.push_back(*mine[i]);
+    if (mine.size() > kMaxErrorsPerFile) {
+      const std::size_t more = mine.size() - kMaxErrorsPerFile;
+      out.push_back({file, "",
+                     fmt::format("... and {} more error{} (the first {} are shown)", more,
+                                 more == 1 ? "" : "s", kMaxErrorsPerFile)});
+    }
+  }
+  return out;
+}
 
 std::string escape_pointer_token(std::string_view token) {
   std::string out;
@@ -60,9 +85,14 @@ bool read_text_file(const std::string& path, std::string& out, InputErrors& erro
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
-    errors.push_back({path, "/",
-                      fmt::format("cannot read file: {}",
-                                  e == ENOENT ? std::string("no such file") : std::strerror(e))});
+    struct stat link {};
+    std::string why = std::strerror(e);
+    if (e == ENOENT) {
+      why = ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)
+                ? "a symbolic link whose target does not exist"
+                : "no such file";
+    }
+    errors.push_back({path, "/", fmt::format("cannot read file: {}", why)});
     return false;
   }
   struct stat st {};
@@ -334,6 +364,7 @@ std::optional<Json> parse_json_text(std::string_view text, const std::string& fi
 }
 
 struct SchemaValidator::Impl {
+  Json schema_doc;  // the schema as JSON, for check_arrays
   valijson::Schema schema;
   // Every string of every "enum" in the schema: the candidates for "did you mean".
   std::vector<std::string> enum_strings;
@@ -343,7 +374,8 @@ struct SchemaValidator::Impl {
 };
 
 SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make_unique<Impl>()) {
-  const Json schema_doc = Json::parse(schema_text);
+  impl_->schema_doc = Json::parse(schema_text);
+  const Json& schema_doc = impl_->schema_doc;
   valijson::SchemaParser parser(valijson::SchemaParser::kDraft7);
   valijson::adapters::NlohmannJsonAdapter adapter(schema_doc);
   parser.populateSchema(adapter, impl_->schema);
@@ -378,8 +410,102 @@ SchemaValidator::SchemaValidator(std::string_view schema_text) : impl_(std::make
 
 SchemaValidator::~SchemaValidator() = default;
 
+namespace {
+
+// follow_ref: `node`, or what its local "$ref" ("#/definitions/x") names, hop by
+// hop; nullptr for a non-local or dangling $ref (valijson resolves those itself).
+// Eight hops: our schemas use one; more is a cycle.
+const Json* follow_ref(const Json& root, const Json* node) {
+  for (int hop = 0; node != nullptr && hop < 8; ++hop) {
+    if (!node->is_object()) return nullptr;
+    auto ref = node->find("$ref");
+    if (ref == node->end()) return node;
+    if (!ref->is_string() || ref->get_ref<const std::string&>().rfind("#/", 0) != 0) return nullptr;
+    try {
+      node = &root.at(Json::json_pointer(ref->get<std::string>().substr(1)));
+    } catch (const Json::exception&) {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// member_schema: the schema of member `key` of an object checked against `schema`.
+const Json* member_schema(const Json& root, const Json& schema, const std::string& key) {
+  if (auto props = schema.find("properties"); props != schema.end() && props->is_object()) {
+    if (auto p = props->find(key); p != props->end()) return follow_ref(root, &*p);
+  }
+  if (auto extra = schema.find("additionalProperties");
+      extra != schema.end() && extra->is_object()) {
+    return follow_ref(root, &*extra);
+  }
+  return nullptr;
+}
+
+// item_schema: the schema of element `i` of an array checked against `schema`.
+const Json* item_schema(const Json& root, const Json& schema, std::size_t i) {
+  auto items = schema.find("items");
+  if (items == schema.end()) return nullptr;
+  if (items->is_object()) return follow_ref(root, &*items);
+  if (items->is_array() && i < items->size()) return follow_ref(root, &(*items)[i]);
+  return nullptr;
+}
+
+}  // namespace
+
+bool SchemaValidator::check_arrays(const Json& doc, const std::string& file,
+                                   InputErrors& errors) const {
+  const Json& root = impl_->schema_doc;
+  const std::size_t before = errors.size();
+  struct Item {
+    const Json* value;
+    const Json* schema;  // nullptr: no schema applies (valijson says why, if anything)
+    std::string pointer;
+  };
+  std::vector<Item> stack{{&doc, follow_ref(root, &root), "/"}};
+  while (!stack.empty()) {
+    Item at = std::move(stack.back());
+    stack.pop_back();
+    if (at.schema == nullptr) continue;
+    const Json& schema = *at.schema;
+    if (at.value->is_object()) {
+      for (auto it = at.value->begin(); it != at.value->end(); ++it) {
+        stack.push_back({&it.value(), member_schema(root, schema, it.key()),
+                         append_pointer(at.pointer, it.key())});
+      }
+    } else if (at.value->is_array()) {
+      const std::size_t n = at.value->size();
+      if (auto max = schema.find("maxItems");
+          max != schema.end() && max->is_number_unsigned() && n > max->get<std::uint64_t>()) {
+        errors.push_back({file, at.pointer,
+                          fmt::format("array of {} items; at most {} allowed here", n,
+                                      max->get<std::uint64_t>())});
+        continue;  // its elements are not looked at: one error, whatever the length
+      }
+      const bool unique = schema.value("uniqueItems", false);
+      std::map<Json, std::size_t> first;  // element -> index of its first occurrence
+      for (std::size_t i = 0; i < n; ++i) {
+        const Json& element = (*at.value)[i];
+        const std::string ptr = append_pointer(at.pointer, std::to_string(i));
+        if (unique) {
+          if (auto [seen, fresh] = first.emplace(element, i); !fresh) {
+            errors.push_back(
+                {file, ptr,
+                 fmt::format("duplicate of {}",
+                             append_pointer(at.pointer, std::to_string(seen->second)))});
+            continue;
+          }
+        }
+        stack.push_back({&element, item_schema(root, schema, i), ptr});
+      }
+    }
+  }
+  return errors.size() == before;
+}
+
 bool SchemaValidator::validate(const Json& doc, const std::string& file,
                                InputErrors& errors) const {
+  if (!check_arrays(doc, file, errors)) return false;
   valijson::Validator validator(valijson::Validator::kStrongTypes);
   valijson::adapters::NlohmannJsonAdapter target(doc);
   valijson::ValidationResults results;
@@ -432,21 +558,22 @@ bool SchemaValidator::validate(const Json& doc, const std::string& file,
   }
   // Keep only the innermost errors: a pointer that prefixes another error's pointer
   // belongs to a wrapper (for example "Object should have no fewer than..." is kept,
-  // since nothing deeper explains it).
-  for (std::size_t i = 0; i < found.size(); ++i) {
-    bool shadowed = false;
-    for (std::size_t j = 0; j < found.size() && !shadowed; ++j) {
-      if (i == j) continue;
-      const std::string& a = found[i].pointer;
-      const std::string& b = found[j].pointer;
-      shadowed = b.size() > a.size() && starts_with(b, a == "/" ? "/" : a + "/");
+  // since nothing deeper explains it). Every proper prefix of every error's pointer
+  // goes into one set, so this is O(e log e), not O(e^2): a file with 100,000
+  // unknown keys has 100,000 errors.
+  std::set<std::string> wrappers;
+  for (const InputError& e : found) {
+    if (e.pointer == "/") continue;
+    wrappers.insert("/");
+    for (std::size_t slash = e.pointer.find('/', 1); slash != std::string::npos;
+         slash = e.pointer.find('/', slash + 1)) {
+      wrappers.insert(e.pointer.substr(0, slash));
     }
-    if (!shadowed && std::none_of(errors.begin(), errors.end(), [&](const InputError& e) {
-          return e.file == found[i].file && e.pointer == found[i].pointer &&
-                 e.message == found[i].message;
-        })) {
-      errors.push_back(found[i]);
-    }
+  }
+  std::set<std::pair<std::string, std::string>> kept;  // valijson repeats some errors
+  for (InputError& e : found) {
+    if (wrappers.count(e.pointer) != 0) continue;
+    if (kept.emplace(e.pointer, e.message).second) errors.push_back(std::move(e));
   }
   if (found.empty()) errors.push_back({file, "/", "does not match the schema"});
   return false;

@@ -14,7 +14,8 @@
 // Exit codes (kExit*): 0 every expectation held; 1 a violation (or a surviving
 // mutant in check, or a mutant no layer catches in mutants / check --models); 2 bad
 // input or usage, including every CLI11 parse error (the message names the flag);
-// 3 internal error or watchdog timeout (also "runner not built yet"); 130
+// 3 internal error, watchdog timeout or an output file that cannot be written (also
+// "runner not built yet"); 130
 // interrupted by Ctrl-C (partial report written).
 #pragma once
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "base/interrupt.h"
 #include "report/console.h"
 #include "report/junit.h"
 #include "tlab/platform/mutant.h"
@@ -82,7 +83,7 @@ void add_layer_binaries(CLI::App& sub, LayerSources& s) {
 }
 
 int bad_input(const InputErrors& errors, const CliEnv& env) {
-  for (const InputError& e : errors) *env.err << e.str() << "\n";
+  for (const InputError& e : cap_errors_per_file(errors)) *env.err << e.str() << "\n";
   return kExitBadInput;
 }
 
@@ -112,7 +113,9 @@ int finish(const Report& report, const OutputOptions& o, const CliEnv& env) {
     if (!o.report_path.empty()) write_file_atomic(o.report_path, json);
     if (!o.junit_path.empty()) write_file_atomic(o.junit_path, junit_xml(report));
   } catch (const std::exception& e) {
-    *env.err << "tlab: internal error: " << e.what() << "\n";
+    // Not the input's fault and not a violation: 3, with the file and errno's text
+    // ("cannot write out.json (...): File too large" under RLIMIT_FSIZE, main.cc).
+    *env.err << "tlab: " << e.what() << "\n";
     code = kExitInternal;
   }
   if (o.json) {
@@ -159,6 +162,11 @@ ScenarioRun run_scenarios(
     r.scenarios = std::move(*suite);
   } else {
     r.scenarios = load_runnable(loader, paths, errors);
+    if (interrupted()) {
+      *env.err << "tlab: interrupted while loading scenarios; nothing was run\n";
+      r.exit = kExitInterrupted;
+      return r;
+    }
   }
   if (!check_outputs(o, errors)) {
     r.exit = bad_input(errors, env);

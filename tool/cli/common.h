@@ -69,7 +69,8 @@ void add_layer_sources(CLI::App& sub, LayerSources& s);
 // add_layer_binaries: adds --property-bin and --tsan-tlab.
 void add_layer_binaries(CLI::App& sub, LayerSources& s);
 
-// bad_input: prints each error on env's err, one a line. Returns kExitBadInput.
+// bad_input: prints the errors on env's err, one a line, at most kMaxErrorsPerFile a
+// file (cap_errors_per_file). Returns kExitBadInput.
 int bad_input(const InputErrors& errors, const CliEnv& env);
 
 // runner_or_null: env's runner, or nullptr after saying on err that this build
@@ -100,9 +101,10 @@ struct ScenarioRun {
   Report report;  // the executed plan, when `exit` is unset
 };
 // run_scenarios: what `run` and `check` share. Loads `paths` (none: the built-in
-// suite), checks the outputs, plans with `plan`, and executes the plan through the
-// runner as `command`, rewriting --report after every case so that a killed run
-// leaves its finished cases on disk. The caller finishes.
+// suite; a Ctrl-C while loading ends it with exit 130, nothing run), checks the
+// outputs, plans with `plan`, and executes the plan through the runner as
+// `command`, rewriting --report after every case so that a killed run leaves its
+// finished cases on disk. The caller finishes.
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,

@@ -2,11 +2,13 @@
 // *.json files of directories) against the schema, the semantic rules and what the
 // engines can run (load_runnable: role mixes, token widths, clocks, latency bounds
 // on histograms the engine records); runs nothing. Prints "FILE: ok (NAME)" per scenario; exit 2 on
-// any error.
+// any error (at most kMaxErrorsPerFile printed a file); Ctrl-C stops before the next
+// file, exit 130.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "base/interrupt.h"
 #include "cli/common.h"
 
 namespace tlab::tool {
@@ -25,12 +27,20 @@ class ValidateCommand final : public Command {
     const ScenarioLoader loader;
     InputErrors errors;
     std::size_t ok = 0;
+    std::size_t done = 0;
     for (const std::string& path : files_) {
+      if (interrupted()) break;
+      ++done;
       InputErrors mine;
       const std::vector<Scenario> loaded = load_runnable(loader, {path}, mine);
       for (const Scenario& s : loaded) *env.out << s.source << ": ok (" << s.name << ")\n";
       ok += loaded.size();
       errors.insert(errors.end(), mine.begin(), mine.end());
+    }
+    if (interrupted()) {
+      *env.err << "tlab: interrupted; stopped after " << done << " of " << files_.size()
+               << " arguments\n";
+      return kExitInterrupted;
     }
     if (!errors.empty()) return bad_input(errors, env);
     return ok > 0 ? kExitOk : kExitBadInput;

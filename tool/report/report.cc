@@ -285,13 +285,13 @@ void write_file_atomic(const std::string& path, std::string_view content) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("cannot write " + tmpl);
+      fail("cannot write " + path + " (through " + tmpl + ", now removed)");
     }
     done += static_cast<std::size_t>(n);
   }
   // mkstemp creates 0600; a report is an ordinary file.
   if (::fchmod(fd, 0644) != 0) fail("cannot chmod " + tmpl);
-  if (::fsync(fd) != 0) fail("cannot fsync " + tmpl);
+  if (::fsync(fd) != 0) fail("cannot write " + path + " (fsync of " + tmpl + ", now removed)");
   if (::close(fd) != 0) {
     ::unlink(tmpl.c_str());
     throw_errno("cannot close " + tmpl);

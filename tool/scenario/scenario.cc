@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "base/embedded.h"
+#include "base/interrupt.h"
 #include "base/strategies.h"
 #include "base/suggest.h"
 
@@ -393,6 +394,7 @@ std::vector<Scenario> ScenarioLoader::load_paths(const std::vector<std::string>&
   std::vector<Scenario> out;
   std::map<std::string, std::string> seen;  // name -> source
   for (const std::string& f : files) {
+    if (interrupted()) break;  // Ctrl-C: the caller says so (exit 130); no more files
     auto s = load_file(f, errors);
     if (!s) continue;
     if (auto [it, fresh] = seen.emplace(s->name, f); !fresh) {

@@ -15,10 +15,12 @@
 //
 // Hard caps against hostile files: actor counts plus engine.workers <= kMaxThreads,
 // run.operations <= 10^8, run.budget_s <= 600, run.max_pending <= 10^6 live timers
-// (the runner must stop scheduling at that many), fault delays <= 1 s each, files
-// <= 1 MiB.
+// (the runner stops scheduling there), fault delays <= 1 s each, files <= 1 MiB,
+// strings <= 2000 bytes, arrays <= maxItems (json_input.h checks them first).
 //
-// Costs: loading is O(file size); Distribution::sample is O(1).
+// Costs: loading is O(n log n) in the file size n (json_input.h: no array longer
+// than the schema's maxItems reaches valijson, uniqueItems is checked with a set);
+// Distribution::sample is O(1).
 //
 // Ground rules: a Scenario is a plain value, immutable once loaded; share it freely
 // across threads. ScenarioLoader is immutable after construction.
@@ -205,7 +207,8 @@ class ScenarioLoader {
 
   // ScenarioLoader::load_paths: files as given; directories contribute their *.json
   // files (except schema.json), sorted. Duplicate scenario names are errors. Returns
-  // the scenarios that loaded; `errors` says what did not.
+  // the scenarios that loaded; `errors` says what did not. Stops before the next
+  // file once interrupted() (interrupt.h) is set; the caller checks interrupted().
   std::vector<Scenario> load_paths(const std::vector<std::string>& paths,
                                    InputErrors& errors) const;
   // ScenarioLoader::load_builtin: the suite embedded in the binary at build time.
