@@ -55,7 +55,9 @@ TEST(CliTest, HelpEverywhere) {
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << sub;
     EXPECT_NE(r.out.find(std::string("tlab ") + sub), std::string::npos) << sub << r.out;
-    if (*sub) EXPECT_NE(r.out.find("Example:"), std::string::npos) << sub << r.out;
+    if (*sub) {
+      EXPECT_NE(r.out.find("Example:"), std::string::npos) << sub << r.out;
+    }
   }
 }
 
