@@ -90,6 +90,7 @@ INSTANTIATE_TEST_SUITE_P(
     Engines, MemoryTest,
     ::testing::Values(Engine{"service_tasks.json", "binary_heap"},
                       Engine{"service_tasks.json", "hierarchical_wheel"},
+                      Engine{"service_tombstones.json", "binary_heap"},
                       Engine{"service_waiters.json", ""}, Engine{"executor.json", ""},
                       Engine{"timed_mutex.json", ""}, Engine{"wait_group.json", ""},
                       Engine{"pool.json", ""}, Engine{"coroutine_loop.json", ""}),

@@ -14,8 +14,11 @@
 //   thrower    one task per operation, delay_us ahead, whose callback throws
 //   timer_thread  the service's own thread (steady clock; implicit when absent)
 //
-// Oracles, all decided from logs after the actors are joined (so no race in the
-// runner can fake a finding):
+// Oracles, decided from per-task records and the arming ledger (arming_ledger.h),
+// each under its own lock, as tasks and armings resolve; a record lives only while
+// its task can still change an answer (TaskRec says when), so the runner's memory
+// is O(live tasks + cancels in flight), not O(run.operations) (docs/design.md,
+// "Resources"):
 //   double_resume     the Waiter's own double_resumes/stale_wakeups; an arming
 //                     with two winning cancellers
 //   wrong_result      an arming that returned CANCELED though no canceller won
@@ -401,6 +404,17 @@ class ServiceCase {
     log.sample(Latency::kCancelCost, t1 - t0);
     if (!won) return;
     if (rec.kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
+    // task->cancel() leaves its entry (and so the task and this record) queued as a
+    // tombstone until its deadline: with far deadlines they would pile up in
+    // proportion to the operations. Every run.max_pending lazy cancels, the runner
+    // purges them (TimerService::purge, Java's Timer.purge()), so at most
+    // max_pending tombstones and max_pending live tasks are queued at once.
+    if (!via_service && lazy_cancels_.fetch_add(1, std::memory_order::relaxed) + 1 >=
+                            s_.run.max_pending) {
+      lazy_cancels_.store(0, std::memory_order::relaxed);  // a count, orders nothing
+      service_->purge();
+      ctx_.add("runner_purges");
+    }
     bool first_resolution;
     {
       std::lock_guard lk(rec.mu);
@@ -850,6 +864,7 @@ class ServiceCase {
   std::uint64_t next_id_ = 0;    // recs_mu_
   std::atomic<std::uint64_t> armed_{0}, fired_{0}, cancelled_{0};
   std::atomic<std::int64_t> max_period_{0};
+  std::atomic<std::uint64_t> lazy_cancels_{0};  // task->cancel() wins since the last purge
   // FIFO ties are checked on exact strategies only (strategy.h).
   const bool check_fifo_ = [this] {
     const auto strategy = strategy_from_name(ctx_.spec().strategy);
