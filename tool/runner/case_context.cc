@@ -1,6 +1,8 @@
 // tlab/tool/runner/case_context.cc: see case_context.h.
 #include "runner/case_context.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -182,6 +184,7 @@ CaseResult CaseContext::snapshot(Verdict v, const std::string& message, bool wit
   r.counters = counters_;
   r.counters["operations_done"] = ops_done();
   r.message = message;
+  r.peak_rss_bytes = peak_rss_bytes();
   if (!notes_.empty()) r.message += (r.message.empty() ? "" : "; ") + notes_;
   for (std::size_t i = 0; with_samples && i < kLatencyCount; ++i) {
     Histogram all;
@@ -189,6 +192,12 @@ CaseResult CaseContext::snapshot(Verdict v, const std::string& message, bool wit
     if (all.count() > 0) r.latency[std::string(kLatencyNames[i])] = std::move(all);
   }
   return r;
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage ru{};
+  if (::getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;  // Linux: ru_maxrss is in KiB
 }
 
 }  // namespace tlab::tool::runner

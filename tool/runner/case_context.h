@@ -137,7 +137,8 @@ class CaseContext {
   std::int64_t elapsed_ns() const;
   std::string at(std::int64_t steady_ns) const;  // "t=1.234ms"
 
-  // CaseContext::snapshot: the result so far (violations, counters, message) plus,
+  // CaseContext::snapshot: the result so far (violations, counters, message, the
+  // child's peak RSS so far) plus,
   // with `samples`, every actor log's histograms merged (only once the actors are
   // joined): what the child sends to the parent (runner/case_result.h). The
   // verdict is `v` for a forced end and is otherwise left for the parent to judge.
@@ -160,6 +161,10 @@ class CaseContext {
   bool detected_ = false;                              // guarded by mu_
 };
 
+// peak_rss_bytes: the process's peak resident set so far (getrusage(RUSAGE_SELF)
+// ru_maxrss), in bytes; 0 if the call fails. In the case child this is the case's
+// peak, since the fork: the parent's pages count only once touched by the child.
+std::uint64_t peak_rss_bytes();
 // steady_ns: the steady clock in nanoseconds (the timeline of ActorState).
 std::int64_t steady_ns();
 // sleep_us: sleeps `us` microseconds in slices of at most 5 ms, returning early once

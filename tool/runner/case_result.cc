@@ -34,6 +34,7 @@ nlohmann::ordered_json CaseResult::to_json() const {
   for (const auto& [name, h] : latency) j["latency"][name] = h.to_json(/*exact=*/true);
   j["sanitizer_reports"] = sanitizer_reports;
   j["duration_s"] = duration_s;
+  if (peak_rss_bytes > 0) j["peak_rss_bytes"] = peak_rss_bytes;
   j["message"] = message;
   if (!subject.empty()) j["subject"] = subject;
   auto& p = j["promises_judged"] = nlohmann::ordered_json::array();
@@ -55,6 +56,7 @@ CaseResult CaseResult::from_json(const nlohmann::json& j) {
   for (const auto& [k, v] : j.at("latency").items()) r.latency[k] = Histogram::from_json(v);
   r.sanitizer_reports = j.at("sanitizer_reports").get<std::vector<std::string>>();
   r.duration_s = j.at("duration_s").get<double>();
+  r.peak_rss_bytes = j.value("peak_rss_bytes", std::uint64_t{0});
   r.message = j.at("message").get<std::string>();
   r.subject = j.value("subject", std::string());
   for (const auto& name : j.value("promises_judged", nlohmann::json::array())) {

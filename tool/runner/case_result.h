@@ -7,17 +7,20 @@
 // case (report/report.h). Histograms travel exactly (their buckets), so the parent
 // and a later `tlab merge` see what the child recorded, not a summary of it.
 //
-//   | field             | filled by                    | JSON |
-//   |-------------------|------------------------------|-------------------------------------------|
-//   | verdict           | judge(), or forced           | "verdict": "pass|fail|error|timeout|..." |
-//   | violations        | child oracles; judge() adds  | {key: {count, first_example}} | | |
-//   latency.*, at_least.*, ...   |                                           | | counters | child
-//   | {name: n}                                 | | latency           | child (per-actor
-//   histograms) | {name: histogram, exact}                  | | sanitizer_reports | parent (the
-//   child's stderr)  | [text]                                    | | subject, promises | parent
-//   (the case's subject)  | "subject", "promises_judged": [name]      | | duration_s        |
-//   parent                       | number                                    | | message | child or
-//   parent              | string                                    |
+// clang-format off
+//   | field             | filled by                             | JSON                                      |
+//   |-------------------|---------------------------------------|-------------------------------------------|
+//   | verdict           | judge(), or forced                    | "verdict": "pass|fail|error|timeout|..."  |
+//   | violations        | child oracles; judge() adds           | {key: {count, first_example}}             |
+//   |                   |   latency.*, at_least.*, ...          |                                           |
+//   | counters          | child                                 | {name: n}                                 |
+//   | latency           | child (per-actor histograms)          | {name: histogram, exact}                  |
+//   | sanitizer_reports | parent (the child's stderr)           | [text]                                    |
+//   | subject, promises | parent (the case's subject)           | "subject", "promises_judged": [name]      |
+//   | duration_s        | parent                                | number                                    |
+//   | peak_rss_bytes    | child (getrusage when it reports)     | integer; absent when 0 (no child report)  |
+//   | message           | child or parent                       | string                                    |
+// clang-format on
 //
 // Cost: O(violations + counters + histogram buckets). Ground rules: a plain value.
 #pragma once
@@ -59,6 +62,10 @@ struct CaseResult {
   std::string subject;
   PromiseSet promises;
   double duration_s = 0.0;
+  // The case child's peak resident set (getrusage ru_maxrss) when it reported; 0
+  // when no child reported (model runs, a child that died). docs/design.md,
+  // "Resources", gives the bound it must stay under.
+  std::uint64_t peak_rss_bytes = 0;
   // error/timeout/interrupted: what happened, and for a timeout the state of every
   // actor (for example "waiter#3: parked on token 0x2a since 4.1 s").
   std::string message;

@@ -5,7 +5,8 @@
 // case's strategy is recorded but not used, and the message says so.
 //
 // Actors:
-//   scheduler     one handle per operation, armed delay_us ahead from outside the
+//   scheduler     one handle per operation (waiting while run.max_pending handles
+//                 are live), armed delay_us ahead from outside the
 //                 executor (the submission path); with cancel_probability it is
 //                 cancelled at once and, if that won, RE-ARMED two ticks later than
 //                 before: the re-arm after a cancel is where a generation bug bites
@@ -38,11 +39,16 @@ using Exec = Executor<P>;
 
 enum class HState : std::uint8_t { kArmed, kFired, kCancelled };
 
+// One handle's record while it can still change an oracle's answer. Owned by its
+// timer's callback (shared_ptr) and by the live list until it is resolved (it fired,
+// or a canceller's cancel won; the scheduler's own winning cancel re-arms it); then
+// the counters hold its outcome and the live list drops it, so records cost O(live
+// handles), not O(operations). A later fire (a bug) still finds it via the callback.
 struct Handle {
   std::uint64_t id = 0;
-  std::string owner;
+  const std::string* owner = nullptr;  // ActorState::name: outlives the case
   bool thrower = false;
-  Exec::Timer timer;
+  std::size_t live_at = 0;  // handles_mu_: index in live_ while live
   std::mutex mu;
   HState state = HState::kArmed;  // mu
   std::uint64_t seq = 0;          // mu: armings of this handle
@@ -113,11 +119,33 @@ class ExecutorCase {
   }
 
  private:
+  struct Live {
+    std::shared_ptr<Handle> h;
+    Exec::Timer timer;
+  };
+
   std::int64_t now() const { return clock_.now().ns(); }
+
+  std::uint64_t live_count() {
+    std::lock_guard lk(handles_mu_);
+    return live_.size();
+  }
+
+  // The live handles still armed with a deadline at or before `t`.
+  std::vector<std::shared_ptr<Handle>> armed_due_by(std::int64_t t) {
+    std::vector<std::shared_ptr<Handle>> out;
+    std::lock_guard lk(handles_mu_);
+    for (const Live& l : live_) {
+      std::lock_guard hk(l.h->mu);
+      if (l.h->state == HState::kArmed && l.h->deadline <= t) out.push_back(l.h);
+    }
+    return out;
+  }
 
   void on_fire(Handle* h) {
     const std::int64_t t = now();
     std::int64_t deadline;
+    bool resolved = false;
     {
       std::lock_guard lk(h->mu);
       deadline = h->deadline;
@@ -126,26 +154,28 @@ class ExecutorCase {
             Oracle::kFiredAfterCancel,
             fmt::format("handle #{} of {}: arming {} was cancelled (cancel returned true) yet "
                         "fired at {}",
-                        h->id, h->owner, h->seq, ctx_.at(t)));
+                        h->id, *h->owner, h->seq, ctx_.at(t)));
       } else if (h->state == HState::kFired) {
         ctx_.violation(Oracle::kDoubleResume,
                        fmt::format("handle #{} of {}: arming {} fired twice (again at {})", h->id,
-                                   h->owner, h->seq, ctx_.at(t)));
+                                   *h->owner, h->seq, ctx_.at(t)));
       }
       if (t < deadline) {
         ctx_.violation(
             Oracle::kEarlyFire,
             fmt::format("handle #{} of {}: fired at {}, {} before the deadline {} of its "
                         "current arming {} (an entry of an earlier arming fired)",
-                        h->id, h->owner, ctx_.at(t), fmt_ns(deadline - t), ctx_.at(deadline),
+                        h->id, *h->owner, ctx_.at(t), fmt_ns(deadline - t), ctx_.at(deadline),
                         h->seq));
       }
       if (h->state == HState::kArmed) {
         h->state = HState::kFired;
         fired_.fetch_add(1, std::memory_order::relaxed);
+        resolved = true;
       }
       ++h->fires;
     }
+    if (resolved) retire(*h);
     {
       std::lock_guard lk(log_mu_);
       workers_log_->sample(Latency::kFireLateness, t - deadline);
@@ -156,7 +186,17 @@ class ExecutorCase {
     }
   }
 
-  void arm(Handle& h, Duration d, ActorLog& log) {
+  // The handle is resolved: the live list drops it. Thread safety: once per
+  // resolution, by the thread that resolved it.
+  void retire(Handle& h) {
+    std::lock_guard lk(handles_mu_);
+    Live& last = live_.back();
+    last.h->live_at = h.live_at;
+    std::swap(live_[h.live_at], last);
+    live_.pop_back();
+  }
+
+  void arm(Handle& h, const Exec::Timer& timer, Duration d, ActorLog& log) {
     const std::int64_t t0 = now();
     {
       std::lock_guard lk(h.mu);
@@ -164,47 +204,55 @@ class ExecutorCase {
       ++h.seq;
       h.deadline = (Instant::from_ns(t0) + d).ns();
     }
-    exec_->schedule_at(h.timer, Instant::from_ns(t0) + d);
+    exec_->schedule_at(timer, Instant::from_ns(t0) + d);
     log.sample(Latency::kScheduleCost, now() - t0);
     armings_.fetch_add(1, std::memory_order::relaxed);
   }
 
-  bool cancel(Handle& h, ActorLog& log) {
-    std::lock_guard lk(h.mu);
-    if (h.state != HState::kArmed) return false;
-    const std::int64_t t0 = now();
-    const bool won = exec_->cancel(h.timer);
-    log.sample(Latency::kCancelCost, now() - t0);
-    if (won) {
+  // cancel: `rearm` says the caller re-arms the handle after a win (it stays live).
+  bool cancel(Handle& h, const Exec::Timer& timer, ActorLog& log, bool rearm) {
+    {
+      std::lock_guard lk(h.mu);
+      if (h.state != HState::kArmed) return false;
+      const std::int64_t t0 = now();
+      const bool won = exec_->cancel(timer);
+      log.sample(Latency::kCancelCost, now() - t0);
+      if (!won) return false;
       h.state = HState::kCancelled;
       cancelled_.fetch_add(1, std::memory_order::relaxed);
     }
-    return won;
+    if (!rearm) retire(h);
+    return true;
   }
 
   void producer_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log,
                      std::uint64_t quota) {
     const bool thrower = a.role == Role::kThrower;
     while (ctx_.take_op(quota)) {
-      Handle* h;
+      while (live_count() >= s_.run.max_pending && !ctx_.stopping()) {
+        st.set(Phase::kWaiting);
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      auto h = std::make_shared<Handle>();
+      h->owner = &st.name;
+      h->thrower = thrower;
+      const Exec::Timer timer = Exec::make_timer([this, h] { on_fire(h.get()); });
       {
         // Filled in under handles_mu_: cancellers pick handles under it, and these
         // fields are immutable afterwards.
         std::lock_guard lk(handles_mu_);
-        h = &handles_.emplace_back();
-        h->id = handles_.size();
-        h->owner = st.name;
-        h->thrower = thrower;
-        h->timer = Exec::make_timer([this, h] { on_fire(h); });
+        h->id = ++next_id_;
+        h->live_at = live_.size();
+        live_.push_back({h, timer});
       }
       const std::int64_t d_us = a.delay_us->sample(rng);
       st.set(Phase::kWorking, h->id);
-      arm(*h, Duration::microseconds(d_us), log);
+      arm(*h, timer, Duration::microseconds(d_us), log);
       st.ops.fetch_add(1, std::memory_order::relaxed);
       if (!thrower && a.cancel_probability > 0 &&
           std::bernoulli_distribution(a.cancel_probability)(rng)) {
-        if (cancel(*h, log)) {
-          arm(*h, Duration::microseconds(d_us + 2 * s_.engine.tick_us), log);
+        if (cancel(*h, timer, log, /*rearm=*/true)) {
+          arm(*h, timer, Duration::microseconds(d_us + 2 * s_.engine.tick_us), log);
         }
       }
     }
@@ -214,16 +262,16 @@ class ExecutorCase {
     while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
       st.set(Phase::kSleeping);
       sleep_us(ctx_, a.delay_us->sample(rng));
-      Handle* h = nullptr;
+      Live l;
       {
         std::lock_guard lk(handles_mu_);
-        if (!handles_.empty()) {
-          h = &handles_[std::uniform_int_distribution<std::size_t>(0, handles_.size() - 1)(rng)];
+        if (!live_.empty()) {
+          l = live_[std::uniform_int_distribution<std::size_t>(0, live_.size() - 1)(rng)];
         }
       }
-      if (h == nullptr) continue;
-      st.set(Phase::kWorking, h->id);
-      cancel(*h, log);
+      if (l.h == nullptr) continue;
+      st.set(Phase::kWorking, l.h->id);
+      cancel(*l.h, l.timer, log, /*rearm=*/false);
       st.ops.fetch_add(1, std::memory_order::relaxed);
     }
   }
@@ -250,27 +298,20 @@ class ExecutorCase {
         horizon +
         std::min(budget_third, std::max<std::int64_t>(100'000'000, 40 * s_.engine.tick_us * 1000));
     for (;;) {
-      bool settled = true;
-      for (Handle& h : handles_) {
-        std::lock_guard lk(h.mu);
-        if (h.state == HState::kArmed && h.deadline <= horizon) {
-          settled = false;
-          break;
-        }
-      }
+      const bool settled = armed_due_by(horizon).empty();
       if (settled || now() >= until || ctx_.stopping()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     const Exec::Stats st = exec_->stats();
-    for (Handle& h : handles_) {
-      std::lock_guard lk(h.mu);
-      if (h.state != HState::kArmed) continue;
-      if (h.deadline <= horizon && !ctx_.stopping()) {
+    for (const std::shared_ptr<Handle>& hp : armed_due_by(ctx_.stopping() ? INT64_MIN : horizon)) {
+      const Handle& h = *hp;
+      std::lock_guard lk(hp->mu);
+      if (h.state == HState::kArmed) {
         ctx_.violation(
             Oracle::kLostTimer,
             fmt::format("handle #{} of {}: arming {} due at {} never fired nor was cancelled by "
                         "{} (after {} worker stops)",
-                        h.id, h.owner, h.seq, ctx_.at(h.deadline), ctx_.at(now()), st.migrated));
+                        h.id, *h.owner, h.seq, ctx_.at(h.deadline), ctx_.at(now()), st.migrated));
       }
     }
     ctx_.set_counter("executor_migrated", st.migrated);
@@ -308,11 +349,7 @@ class ExecutorCase {
   // be read at different moments and disagree without any bug. Timers still
   // pending at shutdown are abandoned by the executor and stay armed here.
   void check_conservation(const typename Exec::Stats& after) {
-    std::uint64_t open = 0;
-    for (Handle& h : handles_) {
-      std::lock_guard lk(h.mu);
-      if (h.state == HState::kArmed) ++open;
-    }
+    const std::uint64_t open = armed_due_by(INT64_MAX).size();
     const std::uint64_t armings = armings_.load(), fired = fired_.load(),
                         cancelled = cancelled_.load();
     ctx_.set_counter("armed", armings);
@@ -338,7 +375,8 @@ class ExecutorCase {
   ActorLog* workers_log_ = nullptr;  // log_mu_
   std::mutex log_mu_;
   std::mutex handles_mu_;
-  std::deque<Handle> handles_;  // appended under handles_mu_; stable addresses
+  std::vector<Live> live_;    // handles_mu_: unresolved handles (Handle says when one leaves)
+  std::uint64_t next_id_ = 0;  // handles_mu_
   std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
   std::atomic<bool> producers_done_{false};
 };

@@ -14,8 +14,11 @@
 //   thrower    one task per operation, delay_us ahead, whose callback throws
 //   timer_thread  the service's own thread (steady clock; implicit when absent)
 //
-// Oracles, all decided from logs after the actors are joined (so no race in the
-// runner can fake a finding):
+// Oracles, decided from per-task records and the arming ledger (arming_ledger.h),
+// each under its own lock, as tasks and armings resolve; a record lives only while
+// its task can still change an answer (TaskRec says when), so the runner's memory
+// is O(live tasks + cancels in flight), not O(run.operations) (docs/design.md,
+// "Resources"):
 //   double_resume     the Waiter's own double_resumes/stale_wakeups; an arming
 //                     with two winning cancellers
 //   wrong_result      an arming that returned CANCELED though no canceller won
@@ -45,6 +48,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/arming_ledger.h"
 #include "runner/engines.h"
 #include "tlab/platform/stress_platform.h"
 #include "tlab/queue/strategy.h"
@@ -58,20 +62,33 @@ namespace {
 // Where a virtual clock starts: 2^62 ns, so that a huge delay crosses INT64_MAX.
 constexpr std::int64_t kVirtualEpochNs = std::int64_t{1} << 62;
 
+// One task's record while it can still change an oracle's answer. Owned by the
+// task's callback (shared_ptr) and by the driver's live list until the task is
+// resolved (a one-shot's first run or winning cancel; a periodic task's winning
+// cancel); then its outcome is in the counters and the live list drops it, so
+// records cost O(live tasks), not O(operations). A run or cancel after resolution
+// (a bug) still finds the record through the callback or the canceller's copy.
 template <class P>
 struct TaskRec {
   std::uint64_t id = 0;
-  std::string owner;
+  const ActorState* owner = nullptr;  // its name outlives the case
   TaskKind kind = TaskKind::kOnce;
   bool thrower = false;
+  bool aligned = false;             // scheduled with schedule_at on a tick: FIFO ties
   std::int64_t first_deadline = 0;  // engine clock ns, saturating
   std::int64_t period = 0;
-  TimerTaskPtr<P> task;
+  const TimerTask<P>* task = nullptr;  // valid during its own callback
+  std::size_t live_at = 0;             // recs_mu_: index in live_recs_ while live
   std::mutex mu;
-  std::vector<std::pair<std::int64_t, std::int64_t>> fires;  // (scheduled_time, start); mu
-  bool cancel_won = false;                                   // mu
-  std::int64_t cancel_returned = 0;                          // mu
-  std::string canceller;                                     // mu
+  std::uint64_t fires = 0;                 // mu
+  std::int64_t first_start = 0;            // mu: start of run 0
+  std::array<std::int64_t, 2> last_starts{};  // mu: the two latest run starts
+  bool resolved = false;                   // mu: counted as fired or cancelled
+  bool cancel_won = false;                 // mu
+  std::uint64_t runs_after_cancel = 0;     // mu: periodic runs started after the win
+  std::int64_t cancel_returned = 0;        // mu
+  const std::string* canceller = nullptr;  // mu
+  bool via_service = false;                // mu
 };
 
 template <class Q, class P, unsigned Bits>
@@ -116,27 +133,21 @@ class ServiceCase {
     std::uint64_t seq = 0;
     bool live = false;
     W waiter;
-    struct Arming {
-      std::uint64_t seq;
-      std::uint32_t token;
-      std::int64_t deadline, armed, returned;
-      TimeoutResult result;
-    };
-    std::vector<Arming> log;  // owner thread; read after join
   };
-  struct Win {
-    std::size_t slot;
-    std::uint64_t seq;
-    std::uint32_t token;
-    std::int64_t t0, t1;  // around the cancel() call
-    std::string who;
+  struct Live {
+    std::shared_ptr<Rec> rec;
+    TimerTaskPtr<P> task;
+  };
+  struct FifoGroup {
+    std::uint64_t unresolved = 0;
+    std::uint64_t ran_id = 0;
   };
   struct ActorRun {
     const Actor* spec = nullptr;
     ActorState* st = nullptr;
     std::size_t index = 0;
-    std::size_t slot = 0;           // waiters
-    std::vector<Win> wins;          // cancellers; read after join
+    std::size_t slot = 0;           // waiters: index in slots_ and in the ledger
+    std::size_t resolver = 0;       // cancellers: index in the ledger
     std::int64_t next_virtual = 0;  // virtual mode: when the next operation is due
     std::uint64_t quota = 0;        // its share of run.operations (not cancellers)
   };
@@ -149,6 +160,8 @@ class ServiceCase {
     // have a "scheduler#0", because oracles (FIFO among ties) key on the name as
     // "one thread's program order".
     std::array<int, kRoleCount> per_role{};
+    ledger_ = std::make_unique<ArmingLedger>(
+        ctx_, static_cast<std::size_t>(count_of(s_, Role::kCanceller)), base_);
     for (const Actor& a : s_.actors) {
       if (a.role == Role::kTimerThread) continue;
       for (int i = 0; i < a.count; ++i, ++index) {
@@ -158,9 +171,10 @@ class ServiceCase {
         r.st = &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n));
         r.index = index;
         if (a.role == Role::kWaiter) {
-          r.slot = slots_.size();
+          r.slot = ledger_->add_slot(r.st->name, ctx_.log_of(*r.st));
           slots_.emplace_back().st = r.st;
         }
+        if (a.role == Role::kCanceller) r.resolver = static_cast<std::size_t>(n);
         runs_.push_back(std::move(r));
       }
     }
@@ -177,11 +191,32 @@ class ServiceCase {
   void on_fire(Rec* rec) {
     const std::int64_t start = now();
     const std::int64_t due = rec->task->scheduled_time().ns();
-    std::size_t k;
+    std::uint64_t k;
+    bool first_resolution = false;
     {
       std::lock_guard lk(rec->mu);
-      rec->fires.emplace_back(due, start);
-      k = rec->fires.size() - 1;
+      k = rec->fires++;
+      if (k == 0) rec->first_start = start;
+      rec->last_starts = {rec->last_starts[1], start};
+      if (rec->kind == TaskKind::kOnce) {
+        if (k == 1) {
+          ctx_.violation(Oracle::kDoubleResume,
+                         fmt::format("one-shot task #{} of {} ran twice (first at {}, again at {})",
+                                     rec->id, rec->owner->name, ctx_.at(rec->first_start - base_),
+                                     ctx_.at(start - base_)));
+        }
+        if (k == 0 && rec->cancel_won) fired_after_cancel(*rec);
+        first_resolution = !rec->resolved;
+        rec->resolved = true;
+      } else if (rec->cancel_won && start > rec->cancel_returned &&
+                 ++rec->runs_after_cancel == 2) {
+        periodic_after_cancel(*rec);
+      }
+    }
+    if (first_resolution) {
+      fired_.fetch_add(1, std::memory_order::relaxed);
+      if (rec->aligned && check_fifo_) check_fifo_tie(*rec, start);
+      retire(*rec);
     }
     if (k == 0 && rec->kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
     // The deadline the task SHOULD have: the runner's own saturating now + delay
@@ -201,8 +236,9 @@ class ServiceCase {
       ctx_.violation(Oracle::kEarlyFire,
                      fmt::format("task #{} of {} ran at {}, {} before its deadline {} (run {}; the "
                                  "service had it due at {})",
-                                 rec->id, rec->owner, ctx_.at(start - base_), fmt_ns(must - start),
-                                 ctx_.at(must - base_), k, ctx_.at(due - base_)));
+                                 rec->id, rec->owner->name, ctx_.at(start - base_),
+                                 fmt_ns(must - start), ctx_.at(must - base_), k,
+                                 ctx_.at(due - base_)));
     }
     if (rec->thrower) {
       thrown_.fetch_add(1, std::memory_order::relaxed);  // read after the service is quiet
@@ -210,14 +246,77 @@ class ServiceCase {
     }
   }
 
-  Rec& new_rec(const ActorRun& r, bool thrower) {
+  // A one-shot task ran and a cancel of it won (in either order). Requires rec.mu.
+  void fired_after_cancel(const Rec& rec) {
+    ctx_.violation(Oracle::kFiredAfterCancel,
+                   fmt::format("one-shot task #{} of {}: {} won cancel (returned true at {}), yet "
+                               "the task ran at {} (deadline {})",
+                               rec.id, rec.owner->name, canceller_of(rec),
+                               ctx_.at(rec.cancel_returned - base_),
+                               ctx_.at(rec.first_start - base_),
+                               ctx_.at(rec.first_deadline - base_)));
+  }
+  // A periodic task started a second run after a cancel of it won. Requires rec.mu.
+  void periodic_after_cancel(const Rec& rec) {
+    ctx_.violation(Oracle::kFiredAfterCancel,
+                   fmt::format("periodic task #{} of {}: {} won cancel at {}, yet 2 runs started "
+                               "after it (at most the one in flight may finish)",
+                               rec.id, rec.owner->name, canceller_of(rec),
+                               ctx_.at(rec.cancel_returned - base_)));
+  }
+  static std::string canceller_of(const Rec& rec) {
+    if (rec.canceller == nullptr) return "nobody";
+    return *rec.canceller + (rec.via_service ? " (service.cancel)" : " (task->cancel)");
+  }
+
+  // FIFO among equal deadlines, on exact strategies (strategy.h: "equal deadlines
+  // fire FIFO"): a one-shot task aligned by schedule_at must not run after a task
+  // of the same scheduler with the same deadline that was scheduled later. Each
+  // (scheduler, deadline) group keeps its unresolved count and its highest id run;
+  // a group with nothing unresolved is dropped (a task scheduled later has a higher
+  // id than any that ran, so it cannot be out of order against them). Reported
+  // under the runner key "fifo_order", once per task that ran late.
+  void check_fifo_tie(const Rec& rec, std::int64_t start) {
+    std::lock_guard lk(fifo_mu_);
+    auto it = fifo_.find({rec.owner, rec.first_deadline});
+    if (it == fifo_.end()) return;
+    FifoGroup& g = it->second;
+    if (g.ran_id > rec.id) {
+      ctx_.violation_named(
+          "fifo_order",
+          fmt::format("{}: tasks #{} and #{} share the deadline {} and were scheduled in that "
+                      "order, but #{} ran first (#{} at {})",
+                      rec.owner->name, rec.id, g.ran_id, ctx_.at(rec.first_deadline - base_),
+                      g.ran_id, rec.id, ctx_.at(start - base_)));
+    }
+    g.ran_id = std::max(g.ran_id, rec.id);
+  }
+
+  // The task is resolved: its FIFO group forgets it and the live list drops it.
+  void retire(Rec& rec) {
+    if (rec.aligned) {
+      std::lock_guard lk(fifo_mu_);
+      auto it = fifo_.find({rec.owner, rec.first_deadline});
+      if (it != fifo_.end() && --it->second.unresolved == 0) fifo_.erase(it);
+    }
     std::lock_guard lk(recs_mu_);
-    Rec& rec = recs_.emplace_back();
-    rec.id = recs_.size();
-    rec.owner = r.st->name;
-    rec.thrower = thrower;
-    rec.task = TimerTask<P>::make([this, p = &rec] { on_fire(p); });
-    return rec;
+    Live& last = live_recs_.back();
+    last.rec->live_at = rec.live_at;
+    std::swap(live_recs_[rec.live_at], last);
+    live_recs_.pop_back();
+  }
+
+  Live new_rec(const ActorRun& r, bool thrower) {
+    auto rec = std::make_shared<Rec>();
+    rec->owner = r.st;
+    rec->thrower = thrower;
+    TimerTaskPtr<P> task = TimerTask<P>::make([this, rec] { on_fire(rec.get()); });
+    rec->task = task.get();
+    std::lock_guard lk(recs_mu_);
+    rec->id = ++next_id_;
+    rec->live_at = live_recs_.size();
+    live_recs_.push_back({rec, task});
+    return {rec, task};
   }
 
   // One scheduler or thrower operation. Returns false if nothing was scheduled.
@@ -225,7 +324,9 @@ class ServiceCase {
     const Actor& a = *r.spec;
     const bool thrower = a.role == Role::kThrower;
     const std::int64_t d_us = a.delay_us->sample(rng);
-    Rec& rec = new_rec(r, thrower);
+    const Live held = new_rec(r, thrower);
+    Rec& rec = *held.rec;
+    const TimerTaskPtr<P>& task = held.task;
     const Duration d = Duration::microseconds(d_us);
     const std::int64_t t0 = now();
     rec.first_deadline = (Instant::from_ns(t0) + d).ns();
@@ -235,7 +336,7 @@ class ServiceCase {
       if (mode == ScheduleMode::kOnce) {
         rec.kind = TaskKind::kOnce;
         if (rec.id % 2 == 0) {
-          service_->schedule(rec.task, d);
+          service_->schedule(task, d);
         } else {
           // Aligned up to the engine tick, as code that batches timeouts does, so
           // timers of one scheduler share deadlines (expiry storms, FIFO ties).
@@ -244,28 +345,36 @@ class ServiceCase {
           if (at.ns() < Instant::max().ns() - tick)
             at = Instant::from_ns((at.ns() + tick - 1) / tick * tick);
           rec.first_deadline = std::max(rec.first_deadline, at.ns());
-          service_->schedule_at(rec.task, at);
+          if (check_fifo_) {
+            rec.aligned = true;
+            std::lock_guard lk(fifo_mu_);
+            ++fifo_[{rec.owner, rec.first_deadline}].unresolved;
+          }
+          service_->schedule_at(task, at);
         }
       } else {
         const Duration period = Duration::microseconds(a.period_us->sample(rng));
         rec.period = period.ns();
+        std::int64_t m = max_period_.load(std::memory_order::relaxed);  // a plain maximum
+        while (m < rec.period && !max_period_.compare_exchange_weak(m, rec.period)) {
+        }
         if (mode == ScheduleMode::kFixedDelay) {
           rec.kind = TaskKind::kFixedDelay;
-          service_->schedule_fixed_delay(rec.task, d, period);
+          service_->schedule_fixed_delay(task, d, period);
         } else {
           rec.kind = TaskKind::kFixedRate;
-          service_->schedule_at_fixed_rate(rec.task, d, period);
+          service_->schedule_at_fixed_rate(task, d, period);
         }
       }
     } catch (const std::invalid_argument& e) {
       if (d_us < 0) {
         ctx_.add("rejected_negative_delays");
-        rec.task->cancel();
-        rec.cancel_won = false;
-        rec.kind = TaskKind::kOnce;
-        rec.first_deadline = 0;
-        std::lock_guard lk(rec.mu);
-        rec.canceller = "rejected";
+        task->cancel();
+        {
+          std::lock_guard lk(rec.mu);
+          rec.resolved = true;  // never armed: counted nowhere
+        }
+        retire(rec);
         return false;
       }
       throw;
@@ -278,25 +387,55 @@ class ServiceCase {
                                  r.st->name, rec.id, d_us, ctx_.at(t0 - base_)));
     }
     ctx_.add(thrower ? "thrower_tasks" : "scheduled");
+    armed_.fetch_add(1, std::memory_order::relaxed);
     live_.fetch_add(1, std::memory_order::relaxed);
     if (!thrower && a.cancel_probability > 0 &&
         std::bernoulli_distribution(a.cancel_probability)(rng)) {
-      cancel_task(rec, r.st->name, log, (rec.id / 2) % 2 == 0);
+      cancel_task(rec, task, r.st->name, log, (rec.id / 2) % 2 == 0);
     }
     return true;
   }
 
-  void cancel_task(Rec& rec, const std::string& who, ActorLog& log, bool via_service) {
+  void cancel_task(Rec& rec, const TimerTaskPtr<P>& task, const std::string& who, ActorLog& log,
+                   bool via_service) {
     const std::int64_t t0 = now();
-    const bool won = via_service ? service_->cancel(rec.task) : rec.task->cancel();
+    const bool won = via_service ? service_->cancel(task) : task->cancel();
     const std::int64_t t1 = now();
     log.sample(Latency::kCancelCost, t1 - t0);
     if (!won) return;
     if (rec.kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
-    std::lock_guard lk(rec.mu);
-    rec.cancel_won = true;
-    rec.cancel_returned = t1;
-    rec.canceller = who + (via_service ? " (service.cancel)" : " (task->cancel)");
+    // task->cancel() leaves its entry (and so the task and this record) queued as a
+    // tombstone until its deadline: with far deadlines they would pile up in
+    // proportion to the operations. Every run.max_pending lazy cancels, the runner
+    // purges them (TimerService::purge, Java's Timer.purge()), so at most
+    // max_pending tombstones and max_pending live tasks are queued at once.
+    if (!via_service && lazy_cancels_.fetch_add(1, std::memory_order::relaxed) + 1 >=
+                            s_.run.max_pending) {
+      lazy_cancels_.store(0, std::memory_order::relaxed);  // a count, orders nothing
+      service_->purge();
+      ctx_.add("runner_purges");
+    }
+    bool first_resolution;
+    {
+      std::lock_guard lk(rec.mu);
+      rec.cancel_won = true;
+      rec.cancel_returned = t1;
+      rec.canceller = &who;
+      rec.via_service = via_service;
+      if (rec.kind == TaskKind::kOnce && rec.fires > 0) fired_after_cancel(rec);
+      if (rec.kind != TaskKind::kOnce) {
+        // Runs that started after t1 but took rec.mu before this win was written.
+        for (std::int64_t st : rec.last_starts) rec.runs_after_cancel += st > t1;
+        rec.runs_after_cancel = std::min<std::uint64_t>(rec.runs_after_cancel, rec.fires);
+        if (rec.runs_after_cancel >= 2) periodic_after_cancel(rec);
+      }
+      first_resolution = !rec.resolved;
+      rec.resolved = true;
+    }
+    if (first_resolution) {
+      cancelled_.fetch_add(1, std::memory_order::relaxed);
+      retire(rec);
+    }
   }
 
   // ---- actors on threads (steady clock) ------------------------------------------
@@ -329,7 +468,7 @@ class ServiceCase {
         slot.live = false;
         tok = slot.token.raw();
       }
-      slot.log.push_back({seq, tok, deadline, armed, back, res});
+      ledger_->record(r.slot, {seq, tok, armed, back, res});
       if (res == TimeoutResult::kExpired) {
         log.sample(Latency::kFireLateness, back - deadline);
         if (back < deadline) {
@@ -350,16 +489,10 @@ class ServiceCase {
     while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
       const std::int64_t delay = r.spec->delay_us->sample(rng);
       if (slots_.empty()) {
-        Rec* target = nullptr;
-        {
-          std::lock_guard lk(recs_mu_);
-          if (!recs_.empty()) {
-            target = &recs_[std::uniform_int_distribution<std::size_t>(0, recs_.size() - 1)(rng)];
-          }
-        }
+        const Live target = pick_live(rng);
         sleep_us(ctx_, delay);
-        if (target != nullptr && target->task->state() == TaskState::kScheduled) {
-          cancel_task(*target, r.st->name, log, true);
+        if (target.rec != nullptr && target.task->state() == TaskState::kScheduled) {
+          cancel_task(*target.rec, target.task, r.st->name, log, true);
           r.st->ops.fetch_add(1, std::memory_order::relaxed);
         }
         continue;
@@ -389,12 +522,13 @@ class ServiceCase {
       // counter says how often cancels hit a parked waiter rather than one still
       // arming; it is also the read that mutant data_race_plain_flag makes racy.
       parked_hits += slot.waiter.parked();
-      const std::int64_t t0 = now();
+      const std::int64_t t0 = ledger_->begin_cancel(r.resolver, [this] { return now(); });
       const bool won = slot.waiter.cancel(t);
       const std::int64_t t1 = now();
+      const ArmingLedger::Win w{i, seq, t.raw(), t0, t1, &r.st->name};
+      ledger_->end_cancel(r.resolver, won ? &w : nullptr);
       log.sample(Latency::kCancelCost, t1 - t0);
       r.st->ops.fetch_add(1, std::memory_order::relaxed);
-      if (won) r.wins.push_back({i, seq, t.raw(), t0, t1, r.st->name});
     }
     ctx_.add("cancels_on_parked_waiters", parked_hits);
   }
@@ -424,11 +558,12 @@ class ServiceCase {
         t = slots_[i].token;
         seq = slots_[i].seq;
       }
-      const std::int64_t t0 = now();
-      if (slots_[i].waiter.cancel(t)) {
-        std::lock_guard lk(rescue_mu_);
-        rescues_.push_back({i, seq, t.raw(), t0, now(), "watchdog"});
-      }
+      static const std::string kWatchdog = "watchdog";
+      const std::size_t me = ledger_->watchdog();
+      const std::int64_t t0 = ledger_->begin_cancel(me, [this] { return now(); });
+      const bool won = slots_[i].waiter.cancel(t);
+      const ArmingLedger::Win w{i, seq, t.raw(), t0, now(), &kWatchdog};
+      ledger_->end_cancel(me, won ? &w : nullptr);
     }
   }
 
@@ -478,11 +613,11 @@ class ServiceCase {
         if (r.spec->role == Role::kCanceller) {
           if (r.next_virtual == 0)
             r.next_virtual = now() + r.spec->delay_us->sample(rngs[i]) * 1000;
-          if (now() < r.next_virtual || recs_.empty()) continue;
-          Rec& target =
-              recs_[std::uniform_int_distribution<std::size_t>(0, recs_.size() - 1)(rngs[i])];
+          if (now() < r.next_virtual) continue;
+          const Live target = pick_live(rngs[i]);
+          if (target.rec == nullptr) continue;
           if (target.task->state() == TaskState::kScheduled)
-            cancel_task(target, r.st->name, log, true);
+            cancel_task(*target.rec, target.task, r.st->name, log, true);
           r.next_virtual = 0;
           continue;
         }
@@ -502,10 +637,22 @@ class ServiceCase {
 
   // ---- the end of the case ---------------------------------------------------------
 
-  std::int64_t max_period() const {
-    std::int64_t m = 0;
-    for (const Rec& r : recs_) m = std::max(m, r.period);
-    return m;
+  std::int64_t max_period() const { return max_period_.load(std::memory_order::relaxed); }
+
+  // A random live task (null rec when none is live).
+  Live pick_live(std::mt19937_64& rng) {
+    std::lock_guard lk(recs_mu_);
+    if (live_recs_.empty()) return {};
+    return live_recs_[std::uniform_int_distribution<std::size_t>(0, live_recs_.size() - 1)(rng)];
+  }
+
+  // Whether some live one-shot task is due by `target` (unresolved: live).
+  bool one_shot_due_by(std::int64_t target) {
+    std::lock_guard lk(recs_mu_);
+    for (const Live& l : live_recs_) {
+      if (l.rec->kind == TaskKind::kOnce && l.rec->first_deadline <= target) return true;
+    }
+    return false;
   }
 
   // Lets the timer run until every one-shot task due by `target` is settled, or
@@ -514,16 +661,7 @@ class ServiceCase {
     const std::int64_t until = target + drain_ns;
     timer_actor_->set(Phase::kWaiting);
     for (;;) {
-      bool settled = true;
-      for (Rec& r : recs_) {
-        if (r.kind != TaskKind::kOnce || r.first_deadline == 0 || r.first_deadline > target)
-          continue;
-        std::lock_guard lk(r.mu);
-        if (r.fires.empty() && !r.cancel_won) {
-          settled = false;
-          break;
-        }
-      }
+      const bool settled = !one_shot_due_by(target);
       const bool periodic_left = max_period() > 0 && now() < until;
       if ((settled && !periodic_left) || now() >= until || ctx_.stopping()) return;
       if constexpr (kVirtual) {
@@ -537,15 +675,17 @@ class ServiceCase {
 
   void drain_and_check() {
     const std::int64_t horizon = now();
-    // The target: the latest one-shot deadline, but at most 1 s and a third of the
-    // budget away (further tasks are pending at the end, not lost). Then a grace
-    // of 50 ms or 20 ticks, and 30 periods for periodic tasks so that drift has
-    // runs to show in.
+    // The target: the latest one-shot deadline still open, but at most 1 s and a
+    // third of the budget away (further tasks are pending at the end, not lost).
+    // Then a grace of 50 ms or 20 ticks, and 30 periods for periodic tasks so that
+    // drift has runs to show in.
     const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
     std::int64_t last = horizon;
-    for (const Rec& r : recs_) {
-      if (r.kind == TaskKind::kOnce && r.first_deadline != 0)
-        last = std::max(last, r.first_deadline);
+    {
+      std::lock_guard lk(recs_mu_);
+      for (const Live& l : live_recs_) {
+        if (l.rec->kind == TaskKind::kOnce) last = std::max(last, l.rec->first_deadline);
+      }
     }
     const std::int64_t target = std::min({last, horizon + 1'000'000'000, horizon + budget_third});
     const std::int64_t drain_ns = std::max(
@@ -560,38 +700,11 @@ class ServiceCase {
     const TimerServiceStats before = service_->stats();
     shutdown_bounded();
     check_tasks(target, before);
-    check_fifo();
     check_waiters();
     ctx_.set_counter("service_tasks_run", before.tasks_run);
     ctx_.set_counter("service_exceptions", before.exceptions);
     ctx_.set_counter("service_cancelled", before.cancelled);
     ctx_.set_counter("service_skipped_cancelled", before.skipped_cancelled);
-  }
-
-  // FIFO among equal deadlines, on exact strategies (strategy.h: "equal deadlines
-  // fire FIFO"): one-shot tasks of one scheduler that share a deadline must start
-  // in the order they were scheduled. Reported under the runner key "fifo_order".
-  void check_fifo() {
-    const auto strategy = strategy_from_name(ctx_.spec().strategy);
-    if (!strategy || !kStrategyInfo[static_cast<std::size_t>(*strategy)].exact) return;
-    std::map<std::pair<std::string, std::int64_t>, std::vector<const Rec*>> ties;
-    for (const Rec& r : recs_) {
-      if (r.kind != TaskKind::kOnce || r.cancel_won || r.fires.size() != 1) continue;
-      ties[{r.owner, r.fires[0].first}].push_back(&r);
-    }
-    for (auto& [key, v] : ties) {
-      for (std::size_t i = 1; i < v.size(); ++i) {
-        if (v[i]->fires[0].second < v[i - 1]->fires[0].second) {
-          ctx_.violation_named(
-              "fifo_order",
-              fmt::format("{}: tasks #{} and #{} share the deadline {} and were scheduled in that "
-                          "order, but #{} ran first (at {}, #{} at {})",
-                          key.first, v[i - 1]->id, v[i]->id, ctx_.at(key.second - base_), v[i]->id,
-                          ctx_.at(v[i]->fires[0].second - base_), v[i - 1]->id,
-                          ctx_.at(v[i - 1]->fires[0].second - base_)));
-        }
-      }
-    }
   }
 
   void probe_timer_thread() {
@@ -658,53 +771,19 @@ class ServiceCase {
     }
   }
 
+  // Resolved tasks were judged as they resolved (on_fire, cancel_task); what is
+  // left is the live list: pending tasks, and one-shot tasks lost before `horizon`.
   void check_tasks(std::int64_t horizon, const TimerServiceStats& st) {
-    std::uint64_t armed = 0, fired = 0, cancelled = 0, open = 0;
-    for (Rec& r : recs_) {
-      std::lock_guard lk(r.mu);
-      if (r.canceller == "rejected") continue;
-      if (r.thrower) {
-        ++armed;
-        (r.fires.empty() ? open : fired) += 1;
-        if (r.fires.empty() && r.first_deadline <= horizon) lost(r, horizon);
-        continue;
-      }
-      ++armed;
-      if (r.kind == TaskKind::kOnce) {
-        if (r.fires.size() > 1) {
-          ctx_.violation(Oracle::kDoubleResume,
-                         fmt::format("one-shot task #{} of {} ran {} times (first at {})", r.id,
-                                     r.owner, r.fires.size(), ctx_.at(r.fires[0].second - base_)));
-        }
-        if (r.cancel_won && !r.fires.empty()) {
-          ctx_.violation(
-              Oracle::kFiredAfterCancel,
-              fmt::format("one-shot task #{} of {}: {} won cancel (returned true at {}), yet "
-                          "the task ran at {} (deadline {})",
-                          r.id, r.owner, r.canceller, ctx_.at(r.cancel_returned - base_),
-                          ctx_.at(r.fires[0].second - base_), ctx_.at(r.first_deadline - base_)));
-        }
-        if (r.cancel_won) {
-          ++cancelled;
-        } else if (!r.fires.empty()) {
-          ++fired;
-        } else {
-          ++open;
-          if (r.first_deadline <= horizon) lost(r, horizon);
-        }
-      } else {
-        std::size_t after = 0;
-        for (const auto& f : r.fires) after += r.cancel_won && f.second > r.cancel_returned;
-        if (after > 1) {
-          ctx_.violation(
-              Oracle::kFiredAfterCancel,
-              fmt::format("periodic task #{} of {}: {} won cancel at {}, yet {} runs started "
-                          "after it (at most the one in flight may finish)",
-                          r.id, r.owner, r.canceller, ctx_.at(r.cancel_returned - base_), after));
-        }
-        (r.cancel_won ? cancelled : open) += 1;
+    std::uint64_t open = 0;
+    {
+      std::lock_guard lk(recs_mu_);
+      for (const Live& l : live_recs_) {
+        ++open;
+        if (l.rec->kind == TaskKind::kOnce && l.rec->first_deadline <= horizon) lost(*l.rec, horizon);
       }
     }
+    const std::uint64_t armed = armed_.load(), fired = fired_.load(),
+                        cancelled = cancelled_.load();
     ctx_.set_counter("armed", armed);
     ctx_.set_counter("fired", fired);
     ctx_.set_counter("cancelled", cancelled);
@@ -733,13 +812,12 @@ class ServiceCase {
         Oracle::kLostTimer,
         fmt::format("task #{} of {} (deadline {}) neither ran nor was cancelled by {} (drain "
                     "horizon {})",
-                    r.id, r.owner, ctx_.at(r.first_deadline - base_), ctx_.at(now() - base_),
+                    r.id, r.owner->name, ctx_.at(r.first_deadline - base_), ctx_.at(now() - base_),
                     ctx_.at(horizon - base_)));
   }
 
   void check_waiters() {
-    std::vector<Win> wins = rescues_;
-    for (const ActorRun& r : runs_) wins.insert(wins.end(), r.wins.begin(), r.wins.end());
+    ledger_->finish();
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       Slot& slot = slots_[i];
       const auto c = slot.waiter.counters();
@@ -750,68 +828,12 @@ class ServiceCase {
                         "armings (a resolver that lost, or a stale token, resumed it)",
                         slot.st->name, c.double_resumes, c.stale_wakeups, c.armings));
       }
-      if (c.armings != slot.log.size() || c.cancels + c.expiries != c.resumes ||
+      const std::uint64_t seen = ledger_->armings(i);
+      if (c.armings != seen || c.cancels + c.expiries != c.resumes ||
           (c.double_resumes == 0 && c.resumes != c.armings)) {
-        ctx_.violation(
-            Oracle::kConservation,
-            fmt::format("{}: armings {} (runner saw {}) != cancels {} + expiries {}", slot.st->name,
-                        c.armings, slot.log.size(), c.cancels, c.expiries));
-      }
-    }
-    // Who won resolve for which arming. A win is credited to the arming its CAS
-    // actually resolved: the one of that slot that was live during the cancel()
-    // call and holds the same token value. If that is not the arming the
-    // canceller read the token from, a stale token won (RFC 0014's ABA).
-    std::map<std::pair<std::size_t, std::uint64_t>, std::vector<const Win*>> credited;
-    for (const Win& w : wins) {
-      const typename Slot::Arming* hit = nullptr;
-      for (const auto& a : slots_[w.slot].log) {
-        if (a.token != w.token || a.armed > w.t1 || a.returned < w.t0) continue;
-        if (hit == nullptr || a.seq == w.seq) hit = &a;
-      }
-      if (hit == nullptr) continue;  // resolved nothing the waiter returned from
-      credited[{w.slot, hit->seq}].push_back(&w);
-      if (hit->seq != w.seq) {
-        ctx_.violation(
-            Oracle::kWrongResult,
-            fmt::format("{}: {} read token 0x{:x} of arming {}, stalled, and its resolve at {} "
-                        "won arming {} (same token value after the generation wrapped): "
-                        "that arming returned {} at {} on a stale token",
-                        slots_[w.slot].st->name, w.who, w.token, w.seq, ctx_.at(w.t0 - base_),
-                        hit->seq, name_of(hit->result), ctx_.at(hit->returned - base_)));
-      }
-    }
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-      for (const auto& a : slots_[i].log) {
-        auto it = credited.find({i, a.seq});
-        const std::size_t n = it == credited.end() ? 0 : it->second.size();
-        if (a.result == TimeoutResult::kCanceled && n == 0) {
-          ctx_.violation(
-              Oracle::kWrongResult,
-              fmt::format("{}: arming {} (token 0x{:x}, armed at {}) returned CANCELED at {}, "
-                          "but no canceller's resolve of it won",
-                          slots_[i].st->name, a.seq, a.token, ctx_.at(a.armed - base_),
-                          ctx_.at(a.returned - base_)));
-        } else if (n > 0 && a.result == TimeoutResult::kExpired) {
-          const Win& w = *it->second.front();
-          ctx_.violation(
-              Oracle::kWrongResult,
-              fmt::format("{}: {} won resolve of arming {} (token 0x{:x}) at {}, but the arming "
-                          "returned EXPIRED at {}",
-                          slots_[i].st->name, w.who, a.seq, w.token, ctx_.at(w.t0 - base_),
-                          ctx_.at(a.returned - base_)));
-        } else if (n > 1) {
-          ctx_.violation(
-              Oracle::kDoubleResume,
-              fmt::format("{}: arming {} (token 0x{:x}) was won by {} resolvers: {} at {} and {} "
-                          "at {}",
-                          slots_[i].st->name, a.seq, a.token, n, it->second[0]->who,
-                          ctx_.at(it->second[0]->t0 - base_), it->second[1]->who,
-                          ctx_.at(it->second[1]->t0 - base_)));
-        } else if (n == 1 && it->second.front()->who != "watchdog") {
-          // cancel_to_resume: the winning cancel to the waiter's return.
-          timer_log_->sample(Latency::kCancelToResume, a.returned - it->second.front()->t0);
-        }
+        ctx_.violation(Oracle::kConservation,
+                       fmt::format("{}: armings {} (runner saw {}) != cancels {} + expiries {}",
+                                   slot.st->name, c.armings, seen, c.cancels, c.expiries));
       }
     }
     std::uint64_t armings = 0, cancels = 0, expiries = 0;
@@ -825,7 +847,7 @@ class ServiceCase {
       ctx_.set_counter("waiter_armings", armings);
       ctx_.set_counter("waiter_cancels", cancels);
       ctx_.set_counter("waiter_expiries", expiries);
-      ctx_.set_counter("watchdog_rescues", rescues_.size());
+      ctx_.set_counter("watchdog_rescues", ledger_->rescues());
     }
   }
 
@@ -838,12 +860,22 @@ class ServiceCase {
   std::deque<Slot> slots_;
   std::deque<ActorRun> runs_;
   std::mutex recs_mu_;
-  std::deque<Rec> recs_;  // appended under recs_mu_; stable addresses
+  std::vector<Live> live_recs_;  // recs_mu_: unresolved tasks (TaskRec says when one leaves)
+  std::uint64_t next_id_ = 0;    // recs_mu_
+  std::atomic<std::uint64_t> armed_{0}, fired_{0}, cancelled_{0};
+  std::atomic<std::int64_t> max_period_{0};
+  std::atomic<std::uint64_t> lazy_cancels_{0};  // task->cancel() wins since the last purge
+  // FIFO ties are checked on exact strategies only (strategy.h).
+  const bool check_fifo_ = [this] {
+    const auto strategy = strategy_from_name(ctx_.spec().strategy);
+    return strategy && kStrategyInfo[static_cast<std::size_t>(*strategy)].exact;
+  }();
+  std::mutex fifo_mu_;
+  std::map<std::pair<const ActorState*, std::int64_t>, FifoGroup> fifo_;  // fifo_mu_
+  std::unique_ptr<ArmingLedger> ledger_;  // built by build_actors
   std::atomic<std::uint64_t> live_{0};
   std::atomic<std::uint64_t> thrown_{0};
   std::atomic<bool> producers_done_{false};
-  std::mutex rescue_mu_;
-  std::vector<Win> rescues_;  // rescue_mu_
   const std::int64_t steady_base_ = steady_ns() - ctx_.elapsed_ns();
   // Subtracted from engine-clock instants before ctx_.at(): makes them case-relative.
   const std::int64_t base_ = kVirtual ? kVirtualEpochNs - steady_base_ : 0;
