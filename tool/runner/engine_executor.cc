@@ -11,14 +11,22 @@
 //                 before: the re-arm after a cancel is where a generation bug bites
 //   thrower       handles whose callback throws
 //   canceller     after delay_us, cancels a random live handle
-//   worker_churn  every period_us stops a random worker and restarts it
+//   worker_churn  every period_us stops a random worker and restarts it. Right
+//                 before each stop it posts kWindowTasks tasks to that worker, each
+//                 scheduling (on the worker, the local path) a timer one sampled
+//                 period_us ahead: work still running when the stop begins (issue
+//                 10 section 6). After the run, a final drain does the same to
+//                 every worker in turn, with no restart, before shutdown().
 //
 // Oracles (each handle keeps a record of its arming under a mutex; the callback
 // checks it): early_fire (a fire before the current arming's deadline: the old
 // entry of a re-armed handle), fired_after_cancel, double_resume (two fires of one
 // arming), lost_timer (due before the drain horizon, never fired), task_exceptions
 // (throws not counted in Stats::callback_errors), conservation (the runner's
-// armings = fired + cancelled + pending, and its counts equal Executor::stats()).
+// armings = fired + cancelled + pending, and its counts equal Executor::stats()),
+// stop_conservation (per stop, judged once shutdown() has settled every timer: each
+// timer its stop window scheduled ended exactly once, fired, cancelled, or returned
+// by shutdown(); and shutdown()'s count equals the handles it returned).
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -36,7 +44,17 @@ namespace {
 using P = StressPlatform;
 using Exec = Executor<P>;
 
-enum class HState : std::uint8_t { kArmed, kFired, kCancelled };
+enum class HState : std::uint8_t { kIdle, kArmed, kFired, kCancelled };
+
+// Timer-scheduling tasks posted right before each stop: two, so that one may run in
+// the worker's last ordinary run and the other in the stop itself, or both in it.
+constexpr int kWindowTasks = 2;
+
+// A worker stop, and the ledger its window's timers are judged by.
+struct StopRecord {
+  std::size_t worker = 0;
+  bool final = false;  // the drain before shutdown: no restart follows
+};
 
 struct Handle {
   std::uint64_t id = 0;
@@ -44,7 +62,8 @@ struct Handle {
   bool thrower = false;
   Exec::Timer timer;
   std::mutex mu;
-  HState state = HState::kArmed;  // mu
+  std::uint64_t stop = 0;         // 1-based index into stops_ if a stop window's task arms it
+  HState state = HState::kArmed;  // mu; kIdle until a stop window's task arms it
   std::uint64_t seq = 0;          // mu: armings of this handle
   std::int64_t deadline = 0;      // mu: current arming's deadline
   std::uint64_t fires = 0;        // mu
@@ -156,7 +175,22 @@ class ExecutorCase {
     }
   }
 
-  void arm(Handle& h, Duration d, ActorLog& log) {
+  // A new handle: filled in under handles_mu_ (cancellers pick handles under it),
+  // and these fields are immutable afterwards.
+  Handle* new_handle(const std::string& owner, bool thrower, std::uint64_t stop) {
+    std::lock_guard lk(handles_mu_);
+    Handle* h = &handles_.emplace_back();
+    h->id = handles_.size();
+    h->owner = owner;
+    h->thrower = thrower;
+    h->stop = stop;
+    if (stop != 0) h->state = HState::kIdle;
+    h->timer = Exec::make_timer([this, h] { on_fire(h); });
+    return h;
+  }
+
+  // `log` is null on a worker (a stop window's task): actor logs are single-threaded.
+  void arm(Handle& h, Duration d, ActorLog* log) {
     const std::int64_t t0 = now();
     {
       std::lock_guard lk(h.mu);
@@ -165,7 +199,7 @@ class ExecutorCase {
       h.deadline = (Instant::from_ns(t0) + d).ns();
     }
     exec_->schedule_at(h.timer, Instant::from_ns(t0) + d);
-    log.sample(Latency::kScheduleCost, now() - t0);
+    if (log != nullptr) log->sample(Latency::kScheduleCost, now() - t0);
     armings_.fetch_add(1, std::memory_order::relaxed);
   }
 
@@ -186,25 +220,15 @@ class ExecutorCase {
                      std::uint64_t quota) {
     const bool thrower = a.role == Role::kThrower;
     while (ctx_.take_op(quota)) {
-      Handle* h;
-      {
-        // Filled in under handles_mu_: cancellers pick handles under it, and these
-        // fields are immutable afterwards.
-        std::lock_guard lk(handles_mu_);
-        h = &handles_.emplace_back();
-        h->id = handles_.size();
-        h->owner = st.name;
-        h->thrower = thrower;
-        h->timer = Exec::make_timer([this, h] { on_fire(h); });
-      }
+      Handle* h = new_handle(st.name, thrower, 0);
       const std::int64_t d_us = a.delay_us->sample(rng);
       st.set(Phase::kWorking, h->id);
-      arm(*h, Duration::microseconds(d_us), log);
+      arm(*h, Duration::microseconds(d_us), &log);
       st.ops.fetch_add(1, std::memory_order::relaxed);
       if (!thrower && a.cancel_probability > 0 &&
           std::bernoulli_distribution(a.cancel_probability)(rng)) {
         if (cancel(*h, log)) {
-          arm(*h, Duration::microseconds(d_us + 2 * s_.engine.tick_us), log);
+          arm(*h, Duration::microseconds(d_us + 2 * s_.engine.tick_us), &log);
         }
       }
     }
@@ -235,12 +259,29 @@ class ExecutorCase {
       sleep_us(ctx_, a.period_us->sample(rng));
       const std::size_t w = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
       st.set(Phase::kWorking, w + 1);
-      exec_->stop_worker(w);
-      ctx_.add("worker_stops");
+      stop_with_window(w, false, st.name, Duration::microseconds(a.period_us->sample(rng)));
       std::this_thread::yield();
       exec_->start_worker(w);
       st.ops.fetch_add(1, std::memory_order::relaxed);
     }
+  }
+
+  // Posts kWindowTasks timer-scheduling tasks to worker w, then stops it at once:
+  // the tasks run in w's last ordinary run or in the stop itself.
+  void stop_with_window(std::size_t w, bool final, const std::string& owner, Duration d) {
+    const std::uint64_t stop = record_stop(w, final);
+    for (int i = 0; i < kWindowTasks; ++i) {
+      Handle* h = new_handle(owner, false, stop);
+      exec_->post(w, [this, h, d] { arm(*h, d, nullptr); });
+    }
+    exec_->stop_worker(w);
+    ctx_.add("worker_stops");
+  }
+
+  std::uint64_t record_stop(std::size_t w, bool final) {
+    std::lock_guard lk(stops_mu_);
+    stops_.push_back(StopRecord{w, final});
+    return stops_.size();
   }
 
   void finish() {
@@ -275,10 +316,17 @@ class ExecutorCase {
     }
     ctx_.set_counter("executor_migrated", st.migrated);
     ctx_.set_counter("executor_stale_skipped", st.stale_skipped);
+    // The final drain: every worker stops in turn with work in its stop window and
+    // stays stopped, so what the last stops hand over is returned by shutdown().
+    if (!ctx_.stopping()) {
+      for (std::size_t w = 0; w < static_cast<std::size_t>(s_.engine.workers); ++w) {
+        stop_with_window(w, true, "drain", Duration::microseconds(s_.engine.tick_us));
+      }
+    }
     // Shut down with a bound: a worker that cannot be stopped ends the child.
     auto done = std::make_shared<std::atomic<bool>>(false);
     std::thread t([this, done] {
-      exec_->shutdown();
+      returned_ = exec_->shutdown();
       done->store(true, std::memory_order::release);  // pairs with the load below
     });
     const std::int64_t limit = steady_ns() + 2'000'000'000;
@@ -294,6 +342,7 @@ class ExecutorCase {
     const std::uint64_t thrown = thrown_.load();
     const Exec::Stats after = exec_->stats();
     check_conservation(after);
+    check_stop_conservation();
     if (after.callback_errors != thrown) {
       ctx_.violation(
           Oracle::kTaskExceptions,
@@ -331,6 +380,60 @@ class ExecutorCase {
     }
   }
 
+  // stop_conservation, after shutdown() (quiescent): per stop, each timer its
+  // window scheduled ended exactly once: fired, cancelled (a cancel() that returned
+  // true), or returned by shutdown() (still armed here, no longer pending in the
+  // executor). A lost timer ends zero times, a fire after a cancel or a second fire
+  // twice; so does a returned timer that also fired. Then shutdown()'s count must
+  // equal the handles it returned, over all handles.
+  void check_stop_conservation() {
+    if (ctx_.stopping()) return;
+    struct Ledger {
+      std::uint64_t scheduled = 0, fired = 0, cancelled = 0, returned = 0;
+      std::string first_bad;
+    };
+    std::vector<Ledger> ledgers(stops_.size());
+    std::uint64_t returned_total = 0, window_timers = 0;
+    for (Handle& h : handles_) {
+      std::lock_guard lk(h.mu);
+      const bool returned = h.state == HState::kArmed && !TimerCell<P>::pending(h.timer->state());
+      returned_total += returned ? 1 : 0;
+      if (h.stop == 0 || h.seq == 0) continue;  // not a window's, or its post was refused
+      Ledger& l = ledgers[h.stop - 1];
+      const std::uint64_t cancelled = h.state == HState::kCancelled ? 1 : 0;
+      const std::uint64_t ends = h.fires + cancelled + (returned ? 1 : 0);
+      ++window_timers;
+      l.scheduled += h.seq;
+      l.fired += h.fires;
+      l.cancelled += cancelled;
+      l.returned += returned ? 1 : 0;
+      if (ends != h.seq && l.first_bad.empty()) {
+        l.first_bad = fmt::format(
+            "handle #{} due at {} ended {} times (fires {}, cancelled {}, returned {}; {} in "
+            "the executor)",
+            h.id, ctx_.at(h.deadline), ends, h.fires, cancelled, returned ? 1 : 0,
+            TimerCell<P>::pending(h.timer->state()) ? "still pending" : "resolved");
+      }
+    }
+    ctx_.set_counter("stop_window_timers", window_timers);
+    for (std::size_t i = 0; i < ledgers.size(); ++i) {
+      const Ledger& l = ledgers[i];
+      if (l.first_bad.empty()) continue;
+      ctx_.violation(
+          Oracle::kStopConservation,
+          fmt::format("stop #{} of worker {} ({}): scheduled {} != fired {} + "
+                      "cancelled {} + returned {}, or a timer counted twice: {}",
+                      i + 1, stops_[i].worker, stops_[i].final ? "final drain" : "restarted",
+                      l.scheduled, l.fired, l.cancelled, l.returned, l.first_bad));
+    }
+    if (returned_total != returned_) {
+      ctx_.violation(Oracle::kStopConservation,
+                     fmt::format("shutdown() returned {} timers but {} handles were left armed "
+                                 "and resolved by it",
+                                 returned_, returned_total));
+    }
+  }
+
   CaseContext& ctx_;
   const Scenario& s_;
   SteadyClock clock_;
@@ -341,6 +444,9 @@ class ExecutorCase {
   std::deque<Handle> handles_;  // appended under handles_mu_; stable addresses
   std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
   std::atomic<bool> producers_done_{false};
+  std::mutex stops_mu_;
+  std::deque<StopRecord> stops_;  // appended under stops_mu_; read after the joins
+  std::size_t returned_ = 0;      // shutdown()'s count; read after its thread is joined
 };
 
 }  // namespace
