@@ -16,7 +16,10 @@
 //                 scheduling (on the worker, the local path) a timer one sampled
 //                 period_us ahead: work still running when the stop begins (issue
 //                 10 section 6). After the run, a final drain does the same to
-//                 every worker in turn, with no restart, before shutdown().
+//                 every worker in turn, with no restart, before shutdown(); there
+//                 the worker is first held inside a task until the stop has been
+//                 called, so that the window's tasks are still queued when the
+//                 stop begins even on a loaded machine.
 //
 // Oracles (each handle keeps a record of its arming under a mutex; the callback
 // checks it): early_fire (a fire before the current arming's deadline: the old
@@ -49,6 +52,11 @@ enum class HState : std::uint8_t { kIdle, kArmed, kFired, kCancelled };
 // Timer-scheduling tasks posted right before each stop: two, so that one may run in
 // the worker's last ordinary run and the other in the stop itself, or both in it.
 constexpr int kWindowTasks = 2;
+// How long the drain's holding task keeps its worker busy after the stop is called:
+// the stopper needs only a lock to mark the stop, and 5 ms outlasts a scheduling
+// quantum on a loaded machine (CFS: a few ms), so the worker almost never resumes
+// before the stop is marked. Three workers cost 15 ms per case.
+constexpr std::int64_t kDrainHoldUs = 5000;
 
 // A worker stop, and the ledger its window's timers are judged by.
 struct StopRecord {
@@ -267,13 +275,31 @@ class ExecutorCase {
   }
 
   // Posts kWindowTasks timer-scheduling tasks to worker w, then stops it at once:
-  // the tasks run in w's last ordinary run or in the stop itself.
+  // the tasks run in w's last ordinary run or in the stop itself. With `final`
+  // (the drain), w is first held inside a task (see kDrainHoldUs), so the window's
+  // tasks, posted after that task began, are left for the stop to run.
   void stop_with_window(std::size_t w, bool final, const std::string& owner, Duration d) {
     const std::uint64_t stop = record_stop(w, final);
+    // 0 posted, 1 the holding task runs, 2 the stop is being called. The holding
+    // task ends before stop_worker() returns (it joins w), so `gate` outlives it.
+    std::atomic<int> gate{0};
+    const bool held = final && exec_->post(w, [this, &gate] {
+      gate.store(1, std::memory_order::release);  // pairs with the stopper's acquire
+      // acquire: pairs with the stopper's release store of 2.
+      while (gate.load(std::memory_order::acquire) < 2 && !ctx_.stopping()) {
+        std::this_thread::yield();
+      }
+      sleep_us(ctx_, kDrainHoldUs);
+    });
+    // acquire: pairs with the holding task's release store of 1.
+    while (held && gate.load(std::memory_order::acquire) < 1 && !ctx_.stopping()) {
+      std::this_thread::yield();
+    }
     for (int i = 0; i < kWindowTasks; ++i) {
       Handle* h = new_handle(owner, false, stop);
       exec_->post(w, [this, h, d] { arm(*h, d, nullptr); });
     }
+    gate.store(2, std::memory_order::release);
     exec_->stop_worker(w);
     ctx_.add("worker_stops");
   }
