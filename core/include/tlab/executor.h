@@ -44,8 +44,9 @@
 // batch to the merge queue. The order is the point: a task posted before the stop
 // (the stop window) may schedule timers, on the local path, into this worker's
 // wheel, so the wheel is retired only after the last such task has run; retired
-// first, those timers would land in the wheel of a stopped worker that nobody polls
-// (the executor_stop_retires_wheel_early mutant; go#44868, go#45716). Each
+// first, those timers would land in the fresh wheel of a stopped worker, polled by
+// nobody until it restarts and lost if it never does, even by shutdown() (the
+// executor_stop_retires_wheel_early mutant; go#44868, go#45716). Each
 // metronome tick drains the merge queue and hands every entry that is still
 // Migrating with a matching generation to a running worker's inbox with its
 // ORIGINAL deadline (an already-due one fires at that worker's next run); stale

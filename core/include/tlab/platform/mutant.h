@@ -144,7 +144,8 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "a deadline far from the wheel's start wraps to a past tick: the wheel fires it at once"},
     {Mutant::kExecutorStopRetiresWheelEarly, "executor_stop_retires_wheel_early", "executor.h",
      "a stopping worker retires its wheel before running the tasks posted to it: the timers "
-     "they schedule land in a stopped worker's wheel, lost (go#44868, go#45716)"},
+     "they schedule land in a stopped worker's wheel, lost unless it restarts (go#44868, "
+     "go#45716)"},
 }};
 
 constexpr bool mutant_table_in_order() {
