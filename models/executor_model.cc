@@ -4,7 +4,8 @@
 // Property checked: per arming of a timer handle, exactly one of {it fires, a
 // cancel() returns true, shutdown abandons it}; a timer fires only once its LIVE
 // arming is due (never an old arming's entry, never before the deadline); and a
-// stopping worker loses none of its timers. Concretely:
+// stopping worker loses none of its timers, including those scheduled by work
+// posted to it just before its stop (the stop window). Concretely:
 //   - every callback checks that the clock has reached the deadline of the arming
 //     that is live when it runs (an entry of a cancelled-and-re-armed handle that
 //     fires is early for the new arming);
@@ -25,14 +26,14 @@
 // the metronome and the cancellers; no std::thread is started.
 //
 // Model constraint (not a core change): Executor marks "this thread is running
-// worker w" in a thread_local (tls_executor_), and schedule_at() called on a worker
-// takes the local path straight into that worker's wheel. Relacy's threads are
-// fibers of ONE OS thread and share every thread_local, so a schedule_at() from
-// another model thread while the worker fiber is inside a run would take the local
-// path by mistake. Hence every schedule_at() here runs on the worker's own thread
-// (in before(), or in a task posted to the worker), and only one model thread at a
-// time is inside run_worker_once()/stop_worker(). cancel(), post() and tick_once()
-// read no thread_local and run from any model thread.
+// worker w" in a thread_local (CurrentWorker, executor/worker.h), and schedule_at()
+// called on a worker takes the local path straight into that worker's wheel.
+// Relacy's threads are fibers of ONE OS thread and share every thread_local, so a
+// schedule_at() from another model thread while the worker fiber is inside a run
+// would take the local path by mistake. Hence every schedule_at() here runs on the worker's own
+// thread (in before(), or in a task posted to the worker), and only one model thread at a time is
+// inside run_worker_once()/stop_worker(). cancel(), post() and tick_once() read no thread_local and
+// run from any model thread.
 //
 // Tests:
 //   cancel_vs_poll      1 worker. Timer T due now sits in worker 0's inbox.
@@ -54,6 +55,19 @@
 //                         merge queue to worker 1)
 //                       pass: T2 fires exactly once (no timer lost); T1 fires iff
 //                       its cancel() returned false
+//   stop_window         2 workers. Timer-scheduling work posted into worker 0's stop.
+//                       0 poster: post(0, task arming T1 at 1 ms and T2 at 5 ms):
+//                         lands before the stop (the stop window: the stop runs
+//                         it, worker 0 never runs again) or after (refused)
+//                       1 stopper: stop_worker(0); once 0 and 2 are done:
+//                         tick_once(), run_worker_once(1), shutdown()
+//                       2 metronome: time -> 1 ms, tick_once()
+//                       (stop_vs_cancel covers timers already in the wheel; the
+//                       poster comes first so that every scheduler's first
+//                       schedule is the window)
+//                       pass: conservation per timer: T1 fired once per arming, T2
+//                       (never due) returned by shutdown() once per arming; none
+//                       left pending, none counted twice
 //
 // Mutants (core/include/tlab/platform/mutant.h), each must fail:
 //   executor_cancel_state_only  rearm_after_cancel: cancel() keeps the generation,
@@ -61,7 +75,14 @@
 //                               for the 3 ms arming ("fired before the deadline of
 //                               its live arming")
 //   worker_drop_on_shutdown     stop_vs_cancel: the stopping worker drops its
-//                               entries: T2 never fires ("a timer was lost")
+//                               entries: T2 never fires ("a timer was lost");
+//                               stop_window: T1 never fires
+//   executor_stop_retires_wheel_early
+//                               stop_window: the stop retires worker 0's wheel,
+//                               then runs the posted task, whose timers land in
+//                               the stopped worker's fresh wheel: T1 never fires,
+//                               shutdown() does not return T2 ("a timer scheduled
+//                               in the stop window was lost")
 //   wheel_no_generation_check does NOT apply: the executor never cancels or
 //   reschedules inside a wheel (cancel() only bumps the handle's word), so the
 //   wheel's slot-generation check, the one the mutant removes, is never reached
@@ -70,9 +91,9 @@
 // Bounds: 2 or 3 threads, 1 or 2 timers, 2 ticks, no spin loops.
 //   random  10^5 iterations by default (--iterations).
 //   bound   context bound 1 exhausts cancel_vs_poll (936k iterations, label slow);
-//           rearm_after_cancel and stop_vs_cancel do not finish in minutes (the
-//           striped counter's 32 loads per scrub multiply the choices), so they
-//           get 10^6 random iterations under label slow instead.
+//           rearm_after_cancel, stop_vs_cancel and stop_window do not finish in
+//           minutes (the striped counter's 32 loads per scrub or stop multiply the
+//           choices), so they get 10^6 random iterations under label slow instead.
 //   full    mutants only (it stops at the first failure).
 // Measured rates and detection iterations: models/README.md.
 #include <array>
@@ -143,6 +164,12 @@ struct ExecutorSuite : rl::test_suite<Derived, Threads> {
     ++armings_[i];
     exec_.schedule_at(timers_[i], deadline);
   }
+  // The metronome thread's step: time moves to t, one tick_once(), then done.
+  void metronome_to(Instant t) {
+    clock_.set(t);
+    exec_.tick_once();
+    finished();
+  }
   void finished() {
     P::Lock lock(mu_);
     ++done_;
@@ -202,9 +229,7 @@ struct RearmAfterCancel : ExecutorSuite<RearmAfterCancel, 3, 1> {
       if (cancelled_) posted_ = exec_.post(0, [this] { arm(0, at_ms(3)); });
       finished();
     } else {
-      clock_.set(at_ms(2));
-      exec_.tick_once();
-      finished();
+      metronome_to(at_ms(2));
     }
   }
   void after() {
@@ -243,9 +268,7 @@ struct StopVsCancel : ExecutorSuite<StopVsCancel, 3, 2> {
       cancelled_ = exec_.cancel(timers_[0]);
       finished();
     } else {
-      clock_.set(at_ms(1));
-      exec_.tick_once();
-      finished();
+      metronome_to(at_ms(1));
     }
   }
   void after() {
@@ -255,6 +278,46 @@ struct StopVsCancel : ExecutorSuite<StopVsCancel, 3, 2> {
     exec_.check_invariants();
     const Exec::Stats s = exec_.stats();
     TLAB_MODEL_CHECK(s.pending == 0 && s.fired + s.cancelled == 2, "the executor miscounted");
+  }
+};
+
+// stop_window: work posted right before a stop schedules timers; none is lost.
+struct StopWindow : ExecutorSuite<StopWindow, 3, 2> {
+  bool posted_ = false;       // thread 0's; read in after()
+  std::size_t returned_ = 0;  // thread 1's: shutdown()'s count
+
+  void before() {
+    make_timers();
+    exec_.tick_once();  // publishes tick 0
+  }
+  void thread(unsigned index) {
+    if (index == 0) {
+      posted_ = exec_.post(0, [this] {
+        arm(0, at_ms(1));
+        arm(1, at_ms(5));
+      });
+      finished();
+    } else if (index == 1) {
+      exec_.stop_worker(0);  // runs the task if it was posted first: the stop window
+      await_finished(2);
+      exec_.tick_once();  // redistributes worker 0's timers to worker 1
+      exec_.run_worker_once(1);
+      returned_ = exec_.shutdown();
+    } else {
+      metronome_to(at_ms(1));
+    }
+  }
+  void after() {
+    TLAB_MODEL_CHECK(armings_[0] == (posted_ ? 1 : 0), "a posted task ran other than once");
+    // Conservation: fired + cancelled (none here) + returned == scheduled, per timer.
+    TLAB_MODEL_CHECK(fires(0) == armings_[0],
+                     "a timer scheduled in the stop window was lost (T1 due at 1 ms never fired)");
+    TLAB_MODEL_CHECK(fires(1) == 0 && returned_ == static_cast<std::size_t>(armings_[1]),
+                     "a timer scheduled in the stop window was lost (shutdown did not return T2)");
+    exec_.check_invariants();
+    const Exec::Stats s = exec_.stats();
+    TLAB_MODEL_CHECK(s.pending == 0 && s.fired + s.abandoned == s.scheduled,
+                     "the executor miscounted");
   }
 };
 
@@ -280,6 +343,12 @@ constexpr ModelTest kTests[] = {
      "worker stop racing cancel and merge: no timer lost, none after cancel",
      &simulate<StopVsCancel>,
      "worker_drop_on_shutdown",
+     CleanRun::kPasses,
+     {}},
+    {"stop_window",
+     "timer-scheduling work posted into a worker's stop: every timer fires or is returned",
+     &simulate<StopWindow>,
+     "executor_stop_retires_wheel_early worker_drop_on_shutdown",
      CleanRun::kPasses,
      {}},
 };

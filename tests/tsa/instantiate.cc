@@ -51,6 +51,7 @@ namespace tlab {
   template class TimedWaitGroup<P>;                                           \
   template class Pool<int, P>;                                                \
   template class Executor<P>;                                                 \
+  template struct ExecutorWorker<P>;                                          \
   template class TimerService<BinaryHeapQueue<TimerTaskPtr<P>, P>, P>;        \
   template class TimerService<HashedWheelQueue<TimerTaskPtr<P>, P>, P>;       \
   template class TimerService<HierarchicalWheelQueue<TimerTaskPtr<P>, P>, P>; \

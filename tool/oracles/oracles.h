@@ -24,6 +24,9 @@
 //   | task_exceptions     | a thrown task exception not counted, or a dead timer      | contains_errors  | expect.<name>    |
 //   |                     | thread                                                    |                  |                  |
 //   | conservation        | armed != fired + cancelled + pending                      | pending_count    | expect.<name>    |
+//   | stop_conservation   | a worker stop whose timers (those scheduled by work       | delivery         | expect.<name>    |
+//   |                     | posted to it right before the stop) did not each end     |                  |                  |
+//   |                     | exactly once: fired, cancelled, or returned by shutdown   |                  |                  |
 //   | fifo_order          | two equal-deadline timers of one thread ran out of order  | fifo_ties        | none (0)         |
 //   | sanitizer           | a ThreadSanitizer report                                  | thread_safe      | none (0)         |
 //   | crash               | the case's process died before reporting                  | (every subject)  | none (0)         |
@@ -65,6 +68,7 @@ enum class Oracle : std::uint8_t {
   kMutualExclusion,
   kTaskExceptions,
   kConservation,
+  kStopConservation,
   kFifoOrder,
   kSanitizer,
   kCrash,
@@ -101,6 +105,10 @@ inline constexpr std::array<OracleInfo, kOracleCount> kOracleInfo{{
      "a task exception that was not counted and contained", Promise::kContainsErrors, true},
     {Oracle::kConservation, "conservation", "armed != fired + cancelled + pending",
      Promise::kPendingCount, true},
+    {Oracle::kStopConservation, "stop_conservation",
+     "a worker stop after which its timers did not each end exactly once: fired, cancelled, "
+     "or returned by shutdown",
+     Promise::kDelivery, true},
     {Oracle::kFifoOrder, "fifo_order", "two equal-deadline timers of one thread ran out of order",
      Promise::kFifoTies, false},
     {Oracle::kSanitizer, "sanitizer", "a ThreadSanitizer report", Promise::kThreadSafe, false},

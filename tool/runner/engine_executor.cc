@@ -12,14 +12,28 @@
 //                 before: the re-arm after a cancel is where a generation bug bites
 //   thrower       handles whose callback throws
 //   canceller     after delay_us, cancels a random live handle
-//   worker_churn  every period_us stops a random worker and restarts it
+//   worker_churn  every period_us stops a random worker and restarts it. Right
+//                 before each stop it posts kWindowTasks tasks to that worker, each
+//                 scheduling (on the worker, the local path) a timer one sampled
+//                 period_us ahead: work still running when the stop begins (issue
+//                 10 section 6). After the run, a final drain does the same to
+//                 every worker in turn, with no restart, before shutdown(); there
+//                 the worker is first held inside a task until the stop has been
+//                 called, so that the window's tasks are still queued when the
+//                 stop begins even on a loaded machine.
 //
 // Oracles (each handle keeps a record of its arming under a mutex; the callback
 // checks it): early_fire (a fire before the current arming's deadline: the old
 // entry of a re-armed handle), fired_after_cancel, double_resume (two fires of one
 // arming), lost_timer (due before the drain horizon, never fired), task_exceptions
 // (throws not counted in Stats::callback_errors), conservation (the runner's
-// armings = fired + cancelled + pending, and its counts equal Executor::stats()).
+// armings = fired + cancelled + pending, and its counts equal Executor::stats()),
+// stop_conservation (per stop, judged once shutdown() has settled every timer: each
+// timer its stop window scheduled ended exactly once, fired, cancelled, or returned
+// by shutdown(); and shutdown()'s count equals the handles it returned).
+//
+// Memory: records cost O(live handles) (Handle), plus kWindowTasks records per
+// worker stop, kept to the end because a stop's ledger is judged after shutdown().
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -37,7 +51,24 @@ namespace {
 using P = StressPlatform;
 using Exec = Executor<P>;
 
-enum class HState : std::uint8_t { kArmed, kFired, kCancelled };
+enum class HState : std::uint8_t { kIdle, kArmed, kFired, kCancelled };
+
+// Timer-scheduling tasks posted right before each stop: two, so that one may run in
+// the worker's last ordinary run and the other in the stop itself, or both in it.
+constexpr int kWindowTasks = 2;
+// How long the drain's holding task keeps its worker busy after the stop is called:
+// the stopper needs only a lock to mark the stop, and 5 ms outlasts a scheduling
+// quantum on a loaded machine (CFS: a few ms), so the worker almost never resumes
+// before the stop is marked. Three workers cost 15 ms per case.
+constexpr std::int64_t kDrainHoldUs = 5000;
+// The owner named in the final drain's findings.
+const std::string kDrainName = "drain";
+
+// A worker stop, and the ledger its window's timers are judged by.
+struct StopRecord {
+  std::size_t worker = 0;
+  bool final = false;  // the drain before shutdown: no restart follows
+};
 
 // One handle's record while it can still change an oracle's answer. Owned by its
 // timer's callback (shared_ptr) and by the live list until it is resolved (it fired,
@@ -49,8 +80,9 @@ struct Handle {
   const std::string* owner = nullptr;  // ActorState::name: outlives the case
   bool thrower = false;
   std::size_t live_at = 0;  // handles_mu_: index in live_ while live
+  std::uint64_t stop = 0;   // 1-based index into stops_ if a stop window's task arms it
   std::mutex mu;
-  HState state = HState::kArmed;  // mu
+  HState state = HState::kArmed;  // mu; kIdle until a stop window's task arms it
   std::uint64_t seq = 0;          // mu: armings of this handle
   std::int64_t deadline = 0;      // mu: current arming's deadline
   std::uint64_t fires = 0;        // mu
@@ -196,7 +228,26 @@ class ExecutorCase {
     live_.pop_back();
   }
 
-  void arm(Handle& h, const Exec::Timer& timer, Duration d, ActorLog& log) {
+  // A new live handle: filled in under handles_mu_ (cancellers pick handles under
+  // it), and these fields are immutable afterwards. A stop window's handle is also
+  // kept in window_ for its stop's ledger.
+  Live new_live(const std::string* owner, bool thrower, std::uint64_t stop) {
+    auto h = std::make_shared<Handle>();
+    h->owner = owner;
+    h->thrower = thrower;
+    h->stop = stop;
+    if (stop != 0) h->state = HState::kIdle;
+    Live l{h, Exec::make_timer([this, h] { on_fire(h.get()); })};
+    std::lock_guard lk(handles_mu_);
+    h->id = ++next_id_;
+    h->live_at = live_.size();
+    live_.push_back(l);
+    if (stop != 0) window_.push_back(l);
+    return l;
+  }
+
+  // `log` is null on a worker (a stop window's task): actor logs are single-threaded.
+  void arm(Handle& h, const Exec::Timer& timer, Duration d, ActorLog* log) {
     const std::int64_t t0 = now();
     {
       std::lock_guard lk(h.mu);
@@ -205,7 +256,7 @@ class ExecutorCase {
       h.deadline = (Instant::from_ns(t0) + d).ns();
     }
     exec_->schedule_at(timer, Instant::from_ns(t0) + d);
-    log.sample(Latency::kScheduleCost, now() - t0);
+    if (log != nullptr) log->sample(Latency::kScheduleCost, now() - t0);
     armings_.fetch_add(1, std::memory_order::relaxed);
   }
 
@@ -233,26 +284,17 @@ class ExecutorCase {
         st.set(Phase::kWaiting);
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
-      auto h = std::make_shared<Handle>();
-      h->owner = &st.name;
-      h->thrower = thrower;
-      const Exec::Timer timer = Exec::make_timer([this, h] { on_fire(h.get()); });
-      {
-        // Filled in under handles_mu_: cancellers pick handles under it, and these
-        // fields are immutable afterwards.
-        std::lock_guard lk(handles_mu_);
-        h->id = ++next_id_;
-        h->live_at = live_.size();
-        live_.push_back({h, timer});
-      }
+      const Live l = new_live(&st.name, thrower, 0);
+      Handle* h = l.h.get();
+      const Exec::Timer& timer = l.timer;
       const std::int64_t d_us = a.delay_us->sample(rng);
       st.set(Phase::kWorking, h->id);
-      arm(*h, timer, Duration::microseconds(d_us), log);
+      arm(*h, timer, Duration::microseconds(d_us), &log);
       st.ops.fetch_add(1, std::memory_order::relaxed);
       if (!thrower && a.cancel_probability > 0 &&
           std::bernoulli_distribution(a.cancel_probability)(rng)) {
         if (cancel(*h, timer, log, /*rearm=*/true)) {
-          arm(*h, timer, Duration::microseconds(d_us + 2 * s_.engine.tick_us), log);
+          arm(*h, timer, Duration::microseconds(d_us + 2 * s_.engine.tick_us), &log);
         }
       }
     }
@@ -283,12 +325,47 @@ class ExecutorCase {
       sleep_us(ctx_, a.period_us->sample(rng));
       const std::size_t w = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
       st.set(Phase::kWorking, w + 1);
-      exec_->stop_worker(w);
-      ctx_.add("worker_stops");
+      stop_with_window(w, false, &st.name, Duration::microseconds(a.period_us->sample(rng)));
       std::this_thread::yield();
       exec_->start_worker(w);
       st.ops.fetch_add(1, std::memory_order::relaxed);
     }
+  }
+
+  // Posts kWindowTasks timer-scheduling tasks to worker w, then stops it at once:
+  // the tasks run in w's last ordinary run or in the stop itself. With `final`
+  // (the drain), w is first held inside a task (see kDrainHoldUs), so the window's
+  // tasks, posted after that task began, are left for the stop to run.
+  void stop_with_window(std::size_t w, bool final, const std::string* owner, Duration d) {
+    const std::uint64_t stop = record_stop(w, final);
+    // 0 posted, 1 the holding task runs, 2 the stop is being called. The holding
+    // task ends before stop_worker() returns (it joins w), so `gate` outlives it.
+    std::atomic<int> gate{0};
+    const bool held = final && exec_->post(w, [this, &gate] {
+      gate.store(1, std::memory_order::release);  // pairs with the stopper's acquire
+      // acquire: pairs with the stopper's release store of 2.
+      while (gate.load(std::memory_order::acquire) < 2 && !ctx_.stopping()) {
+        std::this_thread::yield();
+      }
+      sleep_us(ctx_, kDrainHoldUs);
+    });
+    // acquire: pairs with the holding task's release store of 1.
+    while (held && gate.load(std::memory_order::acquire) < 1 && !ctx_.stopping()) {
+      std::this_thread::yield();
+    }
+    for (int i = 0; i < kWindowTasks; ++i) {
+      const Live l = new_live(owner, false, stop);
+      exec_->post(w, [this, l, d] { arm(*l.h, l.timer, d, nullptr); });
+    }
+    gate.store(2, std::memory_order::release);
+    exec_->stop_worker(w);
+    ctx_.add("worker_stops");
+  }
+
+  std::uint64_t record_stop(std::size_t w, bool final) {
+    std::lock_guard lk(stops_mu_);
+    stops_.push_back(StopRecord{w, final});
+    return stops_.size();
   }
 
   void finish() {
@@ -316,10 +393,17 @@ class ExecutorCase {
     }
     ctx_.set_counter("executor_migrated", st.migrated);
     ctx_.set_counter("executor_stale_skipped", st.stale_skipped);
+    // The final drain: every worker stops in turn with work in its stop window and
+    // stays stopped, so what the last stops hand over is returned by shutdown().
+    if (!ctx_.stopping()) {
+      for (std::size_t w = 0; w < static_cast<std::size_t>(s_.engine.workers); ++w) {
+        stop_with_window(w, true, &kDrainName, Duration::microseconds(s_.engine.tick_us));
+      }
+    }
     // Shut down with a bound: a worker that cannot be stopped ends the child.
     auto done = std::make_shared<std::atomic<bool>>(false);
     std::thread t([this, done] {
-      exec_->shutdown();
+      returned_ = exec_->shutdown();
       done->store(true, std::memory_order::release);  // pairs with the load below
     });
     const std::int64_t limit = steady_ns() + 2'000'000'000;
@@ -335,6 +419,7 @@ class ExecutorCase {
     const std::uint64_t thrown = thrown_.load();
     const Exec::Stats after = exec_->stats();
     check_conservation(after);
+    check_stop_conservation();
     if (after.callback_errors != thrown) {
       ctx_.violation(
           Oracle::kTaskExceptions,
@@ -368,6 +453,69 @@ class ExecutorCase {
     }
   }
 
+  // stop_conservation, after shutdown() (quiescent): per stop, each timer its
+  // window scheduled ended exactly once: fired, cancelled (a cancel() that returned
+  // true), or returned by shutdown() (still armed here, no longer pending in the
+  // executor). A lost timer ends zero times, a fire after a cancel or a second fire
+  // twice; so does a returned timer that also fired. Then shutdown()'s count must
+  // equal the handles it returned, over all handles.
+  void check_stop_conservation() {
+    if (ctx_.stopping()) return;
+    struct Ledger {
+      std::uint64_t scheduled = 0, fired = 0, cancelled = 0, returned = 0;
+      std::string first_bad;
+    };
+    std::vector<Ledger> ledgers(stops_.size());
+    std::uint64_t returned_total = 0, window_timers = 0;
+    {
+      std::lock_guard lk(handles_mu_);
+      for (const Live& l : live_) {  // every unresolved handle, a window's or not
+        std::lock_guard hk(l.h->mu);
+        if (l.h->state == HState::kArmed && !TimerCell<P>::pending(l.timer->state())) {
+          ++returned_total;
+        }
+      }
+    }
+    for (const Live& l : window_) {
+      const Handle& h = *l.h;
+      std::lock_guard lk(l.h->mu);
+      if (h.seq == 0) continue;  // its post was refused
+      const bool returned = h.state == HState::kArmed && !TimerCell<P>::pending(l.timer->state());
+      Ledger& led = ledgers[h.stop - 1];
+      const std::uint64_t cancelled = h.state == HState::kCancelled ? 1 : 0;
+      const std::uint64_t ends = h.fires + cancelled + (returned ? 1 : 0);
+      ++window_timers;
+      led.scheduled += h.seq;
+      led.fired += h.fires;
+      led.cancelled += cancelled;
+      led.returned += returned ? 1 : 0;
+      if (ends != h.seq && led.first_bad.empty()) {
+        led.first_bad = fmt::format(
+            "handle #{} due at {} ended {} times (fires {}, cancelled {}, returned {}; {} in "
+            "the executor)",
+            h.id, ctx_.at(h.deadline), ends, h.fires, cancelled, returned ? 1 : 0,
+            TimerCell<P>::pending(l.timer->state()) ? "still pending" : "resolved");
+      }
+    }
+    ctx_.set_counter("stop_window_timers", window_timers);
+    for (std::size_t i = 0; i < ledgers.size(); ++i) {
+      const Ledger& l = ledgers[i];
+      if (l.first_bad.empty()) continue;
+      ctx_.violation(
+          Oracle::kStopConservation,
+          fmt::format("stop #{} of worker {} ({}): scheduled {} != fired {} + "
+                      "cancelled {} + returned {}, or a timer counted twice: {}",
+                      i + 1, stops_[i].worker, stops_[i].final ? "final drain" : "restarted",
+                      l.scheduled, l.fired, l.cancelled, l.returned, l.first_bad));
+    }
+    if (returned_total != returned_) {
+      ctx_.violation(Oracle::kStopConservation,
+                     fmt::format("shutdown() returned {} timers but {} handles were left armed "
+                                 "and resolved by it",
+                                 returned_, returned_total));
+    }
+  }
+
   CaseContext& ctx_;
   const Scenario& s_;
   SteadyClock clock_;
@@ -378,7 +526,11 @@ class ExecutorCase {
   std::vector<Live> live_;    // handles_mu_: unresolved handles (Handle says when one leaves)
   std::uint64_t next_id_ = 0;  // handles_mu_
   std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
+  std::vector<Live> window_;  // handles_mu_ (appended); every stop window's handle
   std::atomic<bool> producers_done_{false};
+  std::mutex stops_mu_;
+  std::deque<StopRecord> stops_;  // appended under stops_mu_; read after the joins
+  std::size_t returned_ = 0;      // shutdown()'s count; read after its thread is joined
 };
 
 }  // namespace

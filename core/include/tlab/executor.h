@@ -17,6 +17,9 @@
 // Pieces (one concept per header):
 //   executor/timer_handle.h    TimerCell: the handle's (generation, state) word and
 //                              its state table; Executor::Timer is a shared_ptr to it
+//   executor/worker.h          one worker: its wheel, inbox, tasks; adopt, poll,
+//                              scrub, retire_wheel; the thread's CurrentWorker mark
+//   executor/stats.h           the counters and their conservation law
 //   queue/per_worker_wheel.h   the worker-local wheel, payload (handle, generation)
 //   executor/striped_counter.h cancellers' garbage counter, one per worker
 //   executor/merge_queue.h     orphaned entries, drained by the metronome
@@ -35,9 +38,15 @@
 // goes to the merge queue and waits for one to start. The handle is armed before
 // the entry is queued, so cancel works from the moment schedule() returns.
 //
-// Worker stop (the seed's Shutdown): the worker runs the tasks already posted to it,
-// stops accepting new ones, swaps its wheel out (PerWorkerWheelQueue::take_all),
-// marks each live entry Migrating and pushes the batch to the merge queue. Each
+// Worker stop (the seed's Shutdown): the worker stops accepting tasks and inbox
+// entries, runs the tasks already posted to it, swaps its wheel out
+// (ExecutorWorker::retire_wheel), marks each live entry Migrating and pushes the
+// batch to the merge queue. The order is the point: a task posted before the stop
+// (the stop window) may schedule timers, on the local path, into this worker's
+// wheel, so the wheel is retired only after the last such task has run; retired
+// first, those timers would land in the fresh wheel of a stopped worker, polled by
+// nobody until it restarts and lost if it never does, even by shutdown() (the
+// executor_stop_retires_wheel_early mutant; go#44868, go#45716). Each
 // metronome tick drains the merge queue and hands every entry that is still
 // Migrating with a matching generation to a running worker's inbox with its
 // ORIGINAL deadline (an already-due one fires at that worker's next run); stale
@@ -61,18 +70,17 @@
 // Fault points: executor.before_merge_push (a stopping worker holds its swapped-out
 // entries), executor.cancel_between, executor.before_fire (timer_handle.h).
 // Mutants: worker_drop_on_shutdown (a stopping worker drops its entries: lost
-// timers), executor_cancel_state_only (timer_handle.h).
+// timers), executor_stop_retires_wheel_early (a stop retires the wheel before it
+// runs the stop window's tasks), executor_cancel_state_only (timer_handle.h).
 //
-// Ground rules: a wheel is touched only by its worker (its thread, or in manual mode
-// the caller of run_worker_once/stop_worker for it). Worker inbox, task list and
-// flags are guarded by that worker's mutex. start_worker/stop_worker/shutdown are
+// Ground rules: a worker's wheel, inbox, tasks and flags follow executor/worker.h's
+// rules (the wheel is its worker's alone). start_worker/stop_worker/shutdown are
 // serialised by control_mu_ and must not be called from a worker of this executor.
 // tick_once() is the metronome's: serialised by tick_mu_. schedule() after
 // shutdown() throws std::logic_error; schedule() racing shutdown() is not allowed.
-// Memory ordering: timer_now is stored with release by the metronome and loaded with
-// acquire by the worker; all handle transitions are acq_rel CASes (timer_handle.h);
-// statistics are relaxed counters, exact once the executor is quiescent (manual
-// mode, or after shutdown()).
+// Memory ordering: timer_now is a release/acquire pair (executor/worker.h); all
+// handle transitions are acq_rel CASes (timer_handle.h); statistics are relaxed
+// counters, exact once the executor is quiescent (executor/stats.h).
 #pragma once
 
 #include <algorithm>
@@ -89,10 +97,10 @@
 #include "tlab/base/check.h"
 #include "tlab/clock.h"
 #include "tlab/executor/merge_queue.h"
-#include "tlab/executor/striped_counter.h"
+#include "tlab/executor/stats.h"
 #include "tlab/executor/timer_handle.h"
+#include "tlab/executor/worker.h"
 #include "tlab/platform/std_platform.h"
-#include "tlab/queue/per_worker_wheel.h"
 #include "tlab/queue/tick_grid.h"
 
 namespace tlab {
@@ -121,19 +129,9 @@ class Executor {
     std::size_t scrub_budget = 8;
   };
 
-  // A snapshot of the counters; exact when the executor is quiescent.
+  // The counters' snapshot (executor/stats.h); exact when the executor is quiescent.
   // Conservation: scheduled == fired + cancelled + abandoned + pending.
-  struct Stats {
-    std::uint64_t scheduled = 0;    // armings of a non-pending handle
-    std::uint64_t rescheduled = 0;  // armings that replaced a pending arming
-    std::uint64_t fired = 0;
-    std::uint64_t cancelled = 0;      // cancel() calls that returned true
-    std::uint64_t stale_skipped = 0;  // stale entries discarded (poll, scrub, migration)
-    std::uint64_t migrated = 0;       // live entries redistributed from the merge queue
-    std::uint64_t callback_errors = 0;
-    std::uint64_t abandoned = 0;  // pending at shutdown()
-    std::uint64_t pending = 0;
-  };
+  using Stats = ExecutorStats;
 
   Executor(Config cfg, const typename P::Clock& clock)
       : cfg_(cfg), clock_(clock), grid_(clock.now(), cfg.resolution) {
@@ -181,10 +179,10 @@ class Executor {
     } else {
       bump(stats_.scheduled);
     }
-    if (tls_executor_ == this) {
-      // Local path: we are running on worker tls_worker_, which owns its wheel.
-      Worker& w = *workers_[tls_worker_];
-      timer->set_home(static_cast<std::uint32_t>(tls_worker_));
+    if (Current::on_worker_of(this)) {
+      // Local path: we are running on worker Current::worker(), which owns its wheel.
+      Worker& w = *workers_[Current::worker()];
+      timer->set_home(static_cast<std::uint32_t>(Current::worker()));
       w.wheel.insert(deadline, WheelEntry{timer, armed.generation});
       return;
     }
@@ -326,20 +324,7 @@ class Executor {
     return abandoned_;
   }
 
-  Stats stats() const {
-    Stats s;
-    s.scheduled = read(stats_.scheduled);
-    s.rescheduled = read(stats_.rescheduled);
-    s.fired = read(stats_.fired);
-    s.cancelled = read(stats_.cancelled);
-    s.stale_skipped = read(stats_.stale_skipped);
-    s.migrated = read(stats_.migrated);
-    s.callback_errors = read(stats_.callback_errors);
-    s.abandoned = read(stats_.abandoned);
-    const std::uint64_t done = s.fired + s.cancelled + s.abandoned;
-    s.pending = s.scheduled > done ? s.scheduled - done : 0;
-    return s;
-  }
+  Stats stats() const { return stats_.snapshot(); }
 
   // tlab::Executor::check_invariants: every wheel's own invariants; stopped workers
   // hold nothing; counts conserve; and every pending arming has exactly one live
@@ -374,70 +359,11 @@ class Executor {
   }
 
  private:
-  // A wheel payload: the seed's (generation, handle_ptr); the wheel keeps the deadline.
-  struct WheelEntry {
-    Timer timer;
-    std::uint64_t generation = 0;
-  };
-  using Wheel = PerWorkerWheelQueue<WheelEntry, P>;
-  // An entry between wheels (worker inbox, merge queue), with its original deadline.
-  struct Transit {
-    Instant deadline;
-    std::uint64_t generation = 0;
-    Timer timer;
-  };
-
-  struct alignas(kCacheLine) Worker {
-    explicit Worker(const QueueConfig& qc) : wheel(qc) {}
-    // metronome writes, worker reads; -1 until the first tick.
-    typename P::template Atomic<std::int64_t> timer_now{-1};
-    StripedCounter<P> garbage;  // cancellers add one per stale entry they leave here
-    mutable typename P::Mutex mu;
-    typename P::CondVar cv;
-    bool running TLAB_GUARDED_BY(mu) = false;         // accepts inbox entries and tasks
-    bool stop_requested TLAB_GUARDED_BY(mu) = false;  // threaded mode: exit the loop
-    bool wake TLAB_GUARDED_BY(mu) = false;            // run once more
-    bool needs_poll TLAB_GUARDED_BY(mu) = false;      // the wheel holds entries
-    std::vector<Transit> inbox TLAB_GUARDED_BY(mu);
-    std::vector<Task> tasks TLAB_GUARDED_BY(mu);
-    Wheel wheel;                         // worker only (see ground rules)
-    std::uint64_t garbage_consumed = 0;  // worker only: garbage already removed
-    std::vector<WheelEntry> due;         // worker only: scratch for poll()
-    std::thread thread;                  // control_mu_ holder only
-  };
-
-  // Marks the calling thread as running worker w of this executor (local path).
-  class CurrentWorker {
-   public:
-    CurrentWorker(const Executor* ex, std::size_t w)
-        : saved_ex_(tls_executor_), saved_w_(tls_worker_) {
-      tls_executor_ = ex;
-      tls_worker_ = w;
-    }
-    ~CurrentWorker() {
-      tls_executor_ = saved_ex_;
-      tls_worker_ = saved_w_;
-    }
-    CurrentWorker(const CurrentWorker&) = delete;
-    CurrentWorker& operator=(const CurrentWorker&) = delete;
-
-   private:
-    const Executor* saved_ex_;
-    std::size_t saved_w_;
-  };
-
-  using Counter = typename P::template Atomic<std::uint64_t>;
-  struct Counters {
-    Counter scheduled{0}, rescheduled{0}, fired{0}, cancelled{0}, stale_skipped{0}, migrated{0},
-        callback_errors{0}, abandoned{0};
-  };
-  // relaxed: statistics; exact at quiescence (thread joins / single-threaded driver).
-  static void bump(Counter& c, std::uint64_t n = 1) noexcept {
-    c.fetch_add(n, std::memory_order::relaxed);
-  }
-  static std::uint64_t read(const Counter& c) noexcept {
-    return c.load(std::memory_order::relaxed);  // relaxed: pairs with bump()
-  }
+  using Worker = ExecutorWorker<P>;
+  using WheelEntry = typename Worker::WheelEntry;
+  using Transit = typename Worker::Transit;
+  using Current = CurrentWorker<Executor>;
+  static void bump(typename ExecutorCounters<P>::Counter& c) { ExecutorCounters<P>::bump(c); }
 
   Worker& worker(std::size_t w) const {
     TLAB_CHECK(w < workers_.size(), "Executor: no worker ", w, " (workers=", workers_.size(), ")");
@@ -546,11 +472,11 @@ class Executor {
       tasks.swap(w.tasks);
       w.wake = false;
     }
-    CurrentWorker current(this, idx);
-    for (Transit& t : inbox) adopt_into(w, idx, std::move(t));
-    for (Task& task : tasks) run_guarded(task);
-    const std::size_t fired = poll(w);
-    scrub(w);
+    Current current(this, idx);
+    for (Transit& t : inbox) w.adopt(idx, std::move(t), stats_);
+    for (Task& task : tasks) stats_.run_guarded(task);
+    const std::size_t fired = w.poll(grid_, stats_);
+    w.scrub(cfg_.scrub_garbage_threshold, cfg_.scrub_budget, stats_);
     {
       typename P::Lock lock(w.mu);
       w.needs_poll = !w.wheel.empty();
@@ -558,56 +484,13 @@ class Executor {
     return fired;
   }
 
-  void adopt_into(Worker& w, std::size_t idx, Transit&& t) {
-    if (!t.timer->is_live(t.generation)) {  // cancelled or re-armed while in transit
-      bump(stats_.stale_skipped);
-      return;
-    }
-    t.timer->set_home(static_cast<std::uint32_t>(idx));
-    w.wheel.insert(t.deadline, WheelEntry{std::move(t.timer), t.generation});
-  }
-
-  std::size_t poll(Worker& w) {
-    const std::int64_t now_tick = w.timer_now.load(std::memory_order::acquire);  // pairs with
-                                                                                 // tick_once()
-    if (now_tick < 0) return 0;
-    w.due.clear();
-    w.wheel.expire(grid_.instant_of(now_tick),
-                   [&](WheelEntry&& e, Instant) { w.due.push_back(std::move(e)); });
-    std::size_t fired = 0;
-    for (WheelEntry& e : w.due) {
-      if (e.timer->try_fire(e.generation)) {
-        ++fired;
-        bump(stats_.fired);
-        run_guarded([&] { e.timer->run(); });
-      } else {
-        ++w.garbage_consumed;
-        bump(stats_.stale_skipped);
-      }
-    }
-    w.due.clear();
-    return fired;
-  }
-
-  // The seed's snapshot of the striped counters: scrub only while cancellers have
-  // reported more garbage than this worker has removed.
-  void scrub(Worker& w) {
-    const std::uint64_t reported = w.garbage.sum();
-    // Credits can land on the wrong worker when a cancel races a migration; never
-    // let this worker's estimate go negative (and hide future garbage).
-    if (w.garbage_consumed > reported) w.garbage_consumed = reported;
-    if (reported - w.garbage_consumed < cfg_.scrub_garbage_threshold) return;
-    const std::size_t removed = w.wheel.scrub_if(
-        cfg_.scrub_budget, [](const WheelEntry& e) { return !e.timer->is_live(e.generation); });
-    w.garbage_consumed += removed;
-    bump(stats_.stale_skipped, removed);
-  }
-
-  // Stops worker idx on the calling thread (its own thread, or the manual driver).
+  // Stops worker idx on the calling thread (its own thread, or the manual driver):
+  // closes it to new work, runs the stop window's tasks, retires the wheel and
+  // hands every live entry to the merge queue.
   void retire(std::size_t idx) {
     Worker& w = *workers_[idx];
     std::vector<Transit> out;
-    std::vector<Task> tasks;
+    std::vector<Task> window;  // tasks posted before running went false
     {
       typename P::Lock lock(w.mu);
       w.running = false;
@@ -615,18 +498,17 @@ class Executor {
       w.wake = false;
       w.needs_poll = false;
       out.swap(w.inbox);
-      tasks.swap(w.tasks);
+      window.swap(w.tasks);
     }
-    {
-      CurrentWorker current(this, idx);
-      for (Task& task : tasks) run_guarded(task);  // their timers land in the wheel
-    }
-    // Swap the wheel out: the next start finds an empty one.
-    Wheel old = std::exchange(w.wheel, Wheel(qcfg_));
-    old.take_all([&](WheelEntry&& e, Instant d) {
-      out.push_back(Transit{d, e.generation, std::move(e.timer)});
-    });
-    w.garbage_consumed = w.garbage.sum();  // nothing of ours is left to scrub
+    const auto run_window = [&] {
+      Current current(this, idx);  // their schedules take the local path into w.wheel
+      for (Task& task : window) stats_.run_guarded(task);
+    };
+    const bool early = P::mutated(Mutant::kExecutorStopRetiresWheelEarly);
+    if (!early) run_window();
+    w.retire_wheel(qcfg_, out);
+    // bug: the window's timers go into the fresh wheel of a worker that is stopped.
+    if (early) run_window();
     std::vector<Transit> live;
     live.reserve(out.size());
     for (Transit& t : out) {
@@ -645,25 +527,13 @@ class Executor {
     }
   }
 
-  template <class F>
-  void run_guarded(F&& f) {
-    try {
-      f();
-    } catch (...) {
-      bump(stats_.callback_errors);
-    }
-  }
-
-  static inline thread_local const Executor* tls_executor_ = nullptr;
-  static inline thread_local std::size_t tls_worker_ = 0;
-
   const Config cfg_;
   const typename P::Clock& clock_;
   const BasicTickGrid<P> grid_;
   QueueConfig qcfg_;
   std::vector<std::unique_ptr<Worker>> workers_;  // fixed after construction
   MergeQueue<Transit, P> merge_;
-  Counters stats_;
+  ExecutorCounters<P> stats_;
   typename P::template Atomic<std::size_t> next_target_{0};
   typename P::template Atomic<bool> shut_down_{false};
 

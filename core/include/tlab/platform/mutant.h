@@ -65,6 +65,8 @@ enum class Mutant : std::uint8_t {
   kTimerFixedRateWraps,        // fixed-rate catch-up next = deadline + period, wrapping add
   kTimerLatenessWraps,         // lateness = now - deadline, wrapping subtraction
   kTickConversionWraps,        // TickGrid::due_tick: deadline - start, wrapping subtraction
+  // --- executor.h (issue 10 section 6: work still running while a worker stops) ---
+  kExecutorStopRetiresWheelEarly,  // a stop retires the wheel before running posted tasks
   kCount
 };
 
@@ -140,6 +142,10 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "lateness of a deadline far in the past wraps negative: late_max misses it"},
     {Mutant::kTickConversionWraps, "tick_conversion_wraps", "queue/tick_grid.h",
      "a deadline far from the wheel's start wraps to a past tick: the wheel fires it at once"},
+    {Mutant::kExecutorStopRetiresWheelEarly, "executor_stop_retires_wheel_early", "executor.h",
+     "a stopping worker retires its wheel before running the tasks posted to it: the timers "
+     "they schedule land in a stopped worker's wheel, lost unless it restarts (go#44868, "
+     "go#45716)"},
 }};
 
 constexpr bool mutant_table_in_order() {
