@@ -13,6 +13,8 @@
 #             scripts/test runs it as its own step, before the build
 #   fuzz      libFuzzer runs over the scenario loader (tests/fuzz/; registered there, not
 #             here: the targets are built by clang++ in a sub-build)
+#   install   `cmake --install` used by a separate project (tests/install/; registered
+#             there: it is a cmake -P script, not a test executable)
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.

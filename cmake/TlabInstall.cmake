@@ -1,0 +1,33 @@
+# cmake/TlabInstall.cmake: what `cmake --install <build> --prefix P` puts in P.
+#
+#   P/bin/tlab                              the CLI (its built-in scenarios are embedded)
+#   P/include/tlab/...                      the engine headers (core/include/tlab)
+#   P/lib/libtlab_core.a                    the StressPlatform switchboard
+#   P/lib/cmake/tlab/tlabConfig.cmake       find_package(tlab CONFIG REQUIRED)
+#   P/lib/cmake/tlab/tlabConfigVersion.cmake  same major version is compatible
+#   P/lib/cmake/tlab/tlabTargets.cmake      the imported target tlab::core
+#
+# A consumer writes find_package(tlab CONFIG REQUIRED) and links tlab::core: the
+# headers, C++20 and Threads come with it. tests/install/ builds such a consumer
+# against a fresh install (ctest install.package).
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tlab_core EXPORT tlabTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/core/include/tlab
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+if(TARGET tlab)
+  install(TARGETS tlab RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+set(tlab_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/tlab)
+install(EXPORT tlabTargets NAMESPACE tlab:: DESTINATION ${tlab_cmake_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tlabConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/tlabConfig.cmake
+                              INSTALL_DESTINATION ${tlab_cmake_dir}
+                              PATH_VARS CMAKE_INSTALL_BINDIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/tlabConfig.cmake ${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
+        DESTINATION ${tlab_cmake_dir})
