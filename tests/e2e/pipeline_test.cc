@@ -130,17 +130,31 @@ TEST_F(PipelineTest, JsonOnStdout) {
 }
 
 // check: the scenario's listed mutants must be caught (exit 0) and a surviving
-// one fails the gate (exit 1).
+// one fails the gate (exit 1). JUnit agrees with the exit code: a caught mutant is
+// a passing test case, so a green gate shows CI no failure, and the failures of a
+// red gate are exactly the survivor's cases (one per strategy it ran on).
 TEST_F(PipelineTest, CheckGatesOnMutants) {
   runner_.fail_if = [](const CaseSpec& s) { return s.mutant.has_value(); };
-  CliRun r = cli({"check", good()});
+  CliRun r = cli({"check", good(), "--junit", path("green.xml")});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("mutants: 2/2 caught"), std::string::npos) << r.out;
+  const std::string green = slurp(path("green.xml"));
+  EXPECT_NE(green.find("failures=\"0\""), std::string::npos) << green;
+  EXPECT_EQ(green.find("<failure"), std::string::npos) << green;
   runner_.fail_if = [](const CaseSpec& s) { return s.mutant == Mutant::kTokenFlagOnly; };
-  r = cli({"check", good()});
+  r = cli({"check", good(), "--junit", path("red.xml")});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("SURVIVED: racing_minimal:token_relaxed_resolve"), std::string::npos)
       << r.out;
+  const std::string red = slurp(path("red.xml"));
+  EXPECT_NE(red.find("failures=\"5\""), std::string::npos) << red;
+  std::size_t survivors = 0;
+  for (std::size_t at = red.find("<failure "); at != std::string::npos;
+       at = red.find("<failure ", at + 1)) {
+    EXPECT_NE(red.find("token_relaxed_resolve", at), std::string::npos) << red;
+    ++survivors;
+  }
+  EXPECT_EQ(survivors, 5u) << red;
 }
 
 // Ctrl-C mid-run: exit 130 and a report on disk with the finished cases, marked
