@@ -54,6 +54,11 @@ struct CaseSpec {
   // True for `tlab check`'s mutant cases: the case exists to prove `mutant` is
   // caught, so its failing is the good outcome.
   bool expect_fail = false;
+  // Non-empty: the case runs on this subject through the generic ABI driver
+  // (runner/engine_subject.h) instead of the engine its roles select: a subject
+  // table row with an ABI (`libuv`, `binary_heap`) or `PATH.so[:entry]`
+  // (subjects/plugin.h). The id is then "<scenario>/<subject name>".
+  std::string subject;
 };
 
 struct RunContext {

@@ -41,6 +41,7 @@
 #include "base/strategies.h"
 #include "scenario/scenario.h"
 #include "subjects/promise.h"
+#include "tlab/subject.h"
 
 namespace tlab::tool {
 
@@ -88,6 +89,9 @@ struct LatencyMeasure {
 };
 
 using CaseDriver = void (*)(runner::CaseContext&);
+// AbiFactory: the row's subject as a tlab/subject.h descriptor (static storage),
+// given the row's name; what `--subject NAME` runs through the generic driver.
+using AbiFactory = const tlab_subject* (*)(std::string_view name);
 using CompareFactory = std::unique_ptr<compare::Subject> (*)(std::string_view subject);
 
 struct SubjectInfo {
@@ -103,6 +107,7 @@ struct SubjectInfo {
   CaseDriver run_case;                       // nullptr: cannot run a scenario case
   CompareFactory compare;                    // nullptr: not measured by compare
   std::array<LatencyMeasure, 2> measures{};  // engines: the boundable histograms recorded
+  AbiFactory abi = nullptr;  // nullptr: cannot be run as `--subject NAME`
 };
 
 // subjects: every row, strategies first (in core's order), then engines (in

@@ -1,0 +1,178 @@
+/* tlab/subject.h: the subject ABI: how a timer facility or timed wait written in
+ * any language is put under tlab's scenarios, oracles and properties.
+ *
+ * Plain C (C99), usable from C, C++, Rust (a cdylib with #[repr(C)] mirrors) and
+ * Go (c-shared). A subject is a shared library exporting one function,
+ *
+ *     const tlab_subject* tlab_subject_entry(uint32_t host_abi_version);
+ *
+ * (or another name, given as `--subject lib.so:name`). It returns a descriptor
+ * with static storage duration, or NULL when it cannot serve `host_abi_version`.
+ * tlab checks the descriptor before any case runs: a wrong abi_version, a short
+ * struct_size, a NULL name or required function, unknown promise bits or a
+ * promise the subject cannot keep (PENDING_COUNT without `pending`, VIRTUAL
+ * without CLOCK_HOST ...) is exit 2 naming the library and the field.
+ *
+ * Two kinds of subject:
+ *
+ *   | kind                 | calls                                    | fires                          |
+ *   |----------------------|------------------------------------------|--------------------------------|
+ *   | TLAB_KIND_FACILITY   | schedule(now, delay, cookie) -> handle,  | config->fired(host, cookie)    |
+ *   |                      | cancel(handle) -> prevented / too_late / | from inside poll(now)          |
+ *   |                      | unknown, pending() (optional)            | (TLAB_DRIVE_LOOP) or from the  |
+ *   |                      |                                          | subject's own threads (SELF)   |
+ *   | TLAB_KIND_TIMED_WAIT | acquire_for(timeout) -> acquired or not, | (blocking calls)               |
+ *   |                      | release()                                |                                |
+ *
+ * Clock. A subject with TLAB_CLOCK_HOST keeps time only through the now_ns
+ * arguments tlab passes (to create, schedule, poll): tlab may then run it on a
+ * virtual clock, one thread, replayable from a seed. A subject with
+ * TLAB_CLOCK_MONOTONIC reads CLOCK_MONOTONIC itself (libuv, libevent, asio do);
+ * tlab passes CLOCK_MONOTONIC readings and judges against them.
+ *
+ * Deadlines. A timer scheduled by schedule(self, now_ns, delay_ns, ...) is due at
+ * now_ns + delay_ns, saturated at INT64_MAX ("never"). A delay above max_delay_ns,
+ * or below 0, may be refused with TLAB_EINVAL (nothing is then armed); if it is
+ * accepted, it is judged like any other: a negative delay is due at once, a huge
+ * one must not fire early (wrapping now + delay into the past is an early fire).
+ *
+ * Promises (TLAB_PROMISE_*), judged by the oracles named in docs/your-own-timer.md;
+ * a promise not made is measured and reported but never fails a case:
+ *
+ *   | bit            | the subject promises                                           |
+ *   |----------------|----------------------------------------------------------------|
+ *   | DELIVERY       | every accepted timer due before the end fires or is cancelled; |
+ *   |                | a timed wait returns within its timeout (plus grace)           |
+ *   | EXACTLY_ONCE   | fired(cookie) at most once per schedule                        |
+ *   | NEVER_EARLY    | fired(cookie) only at or after the deadline; acquire_for never |
+ *   |                | gives up before timeout_ns has elapsed                         |
+ *   | ACCURATE_CANCEL| cancel says PREVENTED iff the timer has not fired and never    |
+ *   |                | will; TOO_LATE iff it has fired or is firing                   |
+ *   | FIFO_TIES      | timers with equal deadlines, scheduled from one thread, fire   |
+ *   |                | in the order they were scheduled                               |
+ *   | PENDING_COUNT  | pending() == scheduled - fired - prevented (needs `pending`)   |
+ *   | THREAD_SAFE    | every call may come from any thread, concurrently with the     |
+ *   |                | others (and with poll); without it tlab serialises its calls   |
+ *   |                | on one mutex per instance                                      |
+ *   | MUTUAL_EXCLUSION| (timed wait) at most `permits` holders at once                |
+ *   | VIRTUAL        | a capability: runs on tlab's clock (needs TLAB_CLOCK_HOST and  |
+ *   |                | TLAB_DRIVE_LOOP), so cases replay exactly                      |
+ *
+ * Ground rules of every call:
+ *   - Errors and limits cross as tlab_status return codes; nothing unwinds
+ *     through the ABI (a C++ exception escaping a call is a crash of the case).
+ *   - config->fired must be called exactly once per firing, never after destroy()
+ *     has returned, and never from inside schedule() or cancel(). The host's
+ *     fired() never calls back into the subject, so a subject may hold its own
+ *     locks while calling it.
+ *   - Handles are chosen by the subject and opaque to tlab (0 is a valid handle);
+ *     cancel() on a handle whose timer fired or was cancelled long ago must not
+ *     touch another timer: that is what TOO_LATE or UNKNOWN are for.
+ *   - destroy() drops pending timers without firing them and joins the
+ *     subject's threads.
+ *   - Memory ordering: a fired() call happens-after the schedule() that armed it
+ *     returned or (SELF subjects) is concurrent with it only if THREAD_SAFE; tlab
+ *     synchronises its own records itself.
+ *
+ * Cost: tlab adds one indirect call per operation, plus one mutex acquisition per
+ * call for a subject that is not THREAD_SAFE.
+ */
+#ifndef TLAB_SUBJECT_H
+#define TLAB_SUBJECT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TLAB_SUBJECT_ABI_VERSION 1u
+#define TLAB_SUBJECT_ENTRY_NAME "tlab_subject_entry"
+
+/* Return codes of every call. */
+typedef enum tlab_status {
+  TLAB_OK = 0,
+  TLAB_EINVAL = 1,  /* refused argument (negative or too large delay, bad handle) */
+  TLAB_ENOMEM = 2,  /* out of memory or capacity; nothing was armed */
+  TLAB_ESTATE = 3,  /* not allowed now (e.g. release without a hold) */
+  TLAB_EFAIL = 4    /* any other failure; the case reports it */
+} tlab_status;
+
+typedef enum tlab_subject_kind {
+  TLAB_KIND_FACILITY = 1,
+  TLAB_KIND_TIMED_WAIT = 2
+} tlab_subject_kind;
+
+typedef enum tlab_drive {
+  TLAB_DRIVE_LOOP = 1, /* tlab calls poll(now_ns); fired() is called from inside it */
+  TLAB_DRIVE_SELF = 2  /* the subject fires from its own threads; poll is NULL */
+} tlab_drive;
+
+typedef enum tlab_clock {
+  TLAB_CLOCK_HOST = 1,     /* time only through the now_ns arguments */
+  TLAB_CLOCK_MONOTONIC = 2 /* reads CLOCK_MONOTONIC itself */
+} tlab_clock;
+
+typedef enum tlab_cancel_result {
+  TLAB_CANCEL_PREVENTED = 1, /* it had not fired and never will */
+  TLAB_CANCEL_TOO_LATE = 2,  /* it has fired, or is firing */
+  TLAB_CANCEL_UNKNOWN = 3    /* the subject cannot tell (judged as no claim) */
+} tlab_cancel_result;
+
+#define TLAB_PROMISE_DELIVERY (UINT64_C(1) << 0)
+#define TLAB_PROMISE_EXACTLY_ONCE (UINT64_C(1) << 1)
+#define TLAB_PROMISE_NEVER_EARLY (UINT64_C(1) << 2)
+#define TLAB_PROMISE_ACCURATE_CANCEL (UINT64_C(1) << 3)
+#define TLAB_PROMISE_FIFO_TIES (UINT64_C(1) << 4)
+#define TLAB_PROMISE_PENDING_COUNT (UINT64_C(1) << 5)
+#define TLAB_PROMISE_THREAD_SAFE (UINT64_C(1) << 6)
+#define TLAB_PROMISE_MUTUAL_EXCLUSION (UINT64_C(1) << 7)
+#define TLAB_PROMISE_VIRTUAL (UINT64_C(1) << 8)
+#define TLAB_PROMISE_ALL (UINT64_C(0x1ff))
+
+/* What tlab passes to create(). */
+typedef struct tlab_subject_config {
+  uint32_t struct_size; /* sizeof(tlab_subject_config) of the host */
+  uint32_t permits;     /* timed wait: permits at creation (>= 1); facility: 0 */
+  int64_t now_ns;       /* the host clock at creation (CLOCK_HOST: the origin) */
+  int64_t tick_ns;      /* the lateness tlab allows: a LOOP subject fires a timer no later
+                           than the first poll at or after deadline + tick_ns (an exact
+                           subject ignores it; a wheel may use it as its tick) */
+  void* host;           /* passed back to fired() */
+  void (*fired)(void* host, uint64_t cookie);
+} tlab_subject_config;
+
+typedef struct tlab_subject {
+  uint32_t abi_version; /* TLAB_SUBJECT_ABI_VERSION */
+  uint32_t struct_size; /* sizeof(tlab_subject) the subject was built with */
+  const char* name;     /* [A-Za-z0-9_.-]+, shown in reports */
+  const char* summary;  /* one line for `tlab list subjects` */
+  uint32_t kind;        /* tlab_subject_kind */
+  uint32_t drive;       /* tlab_drive (facility) */
+  uint32_t clock;       /* tlab_clock */
+  uint32_t reserved;    /* 0 */
+  uint64_t promises;    /* TLAB_PROMISE_* bits */
+  int64_t max_delay_ns; /* largest delay schedule() accepts; 0 means INT64_MAX */
+
+  tlab_status (*create)(const tlab_subject_config* config, void** self);
+  void (*destroy)(void* self);
+
+  /* TLAB_KIND_FACILITY (NULL for a timed wait) */
+  tlab_status (*schedule)(void* self, int64_t now_ns, int64_t delay_ns, uint64_t cookie,
+                          uint64_t* handle);
+  tlab_status (*cancel)(void* self, uint64_t handle, int32_t* result /* tlab_cancel_result */);
+  tlab_status (*poll)(void* self, int64_t now_ns); /* TLAB_DRIVE_LOOP only */
+  tlab_status (*pending)(void* self, uint64_t* count); /* optional */
+
+  /* TLAB_KIND_TIMED_WAIT (NULL for a facility) */
+  tlab_status (*acquire_for)(void* self, int64_t timeout_ns, int32_t* acquired /* 0 or 1 */);
+  tlab_status (*release)(void* self);
+} tlab_subject;
+
+typedef const tlab_subject* (*tlab_subject_entry_fn)(uint32_t host_abi_version);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TLAB_SUBJECT_H */

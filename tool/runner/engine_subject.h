@@ -1,0 +1,31 @@
+// tlab/tool/runner/engine_subject.h: the generic driver: one scenario case on any
+// subject that speaks the subject ABI (tlab/subject.h), built in or a plugin.
+//
+// A scenario runs on a subject when `--subject` names one (CaseSpec::subject);
+// the roles it may have, how each becomes ABI calls, and which oracle judges what
+// are documented in docs/your-own-timer.md and below, next to the code.
+//
+// Ground rules: as every engine driver (engines.h): runs in the case's child, on
+// its main thread; starts and joins its actor threads.
+#pragma once
+
+#include <string>
+
+#include "runner/case_context.h"
+#include "tlab/subject.h"
+
+namespace tlab::tool::runner {
+
+// run_subject_engine: opens ctx.spec().subject (subjects/plugin.h, in this child)
+// and runs the case on it; a subject that cannot be opened is a driver error.
+void run_subject_engine(CaseContext& ctx);
+
+// run_abi_case: the case on descriptor `s` (already checked by check_descriptor).
+void run_abi_case(CaseContext& ctx, const tlab_subject& s);
+
+// subject_accepts: whether a scenario can run on a subject of `kind` / `drive` /
+// `clock`; on false, `why` and `pointer` (the JSON pointer) say what cannot.
+bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
+                     std::string& pointer);
+
+}  // namespace tlab::tool::runner
