@@ -58,7 +58,7 @@ TEST_F(PluginTest, BadDescriptorsAreExit2NamingLibraryAndField) {
       {"bad_promises", "promises", "PENDING_COUNT is promised but pending is NULL"},
       {"unknown_bits", "promises", "unknown bits 0x10000000000"},
       {"garbage", "abi_version", "this tlab speaks subject ABI version 1"},
-      {"bad_name_ptr", "reading the descriptor", "crashed"},
+      {"bad_name_ptr", "reading the descriptor", "the probe died"},
       {"entry_crash", "calling the entry point", "Segmentation fault"},
       {"ctor_crash", "loading the library", "Segmentation fault"},
   };

@@ -159,6 +159,9 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
                              int result_fd, int stderr_fd) {
   g_result_fd = result_fd;
   ::dup2(stderr_fd, 2);
+  // A subject's own prints (a plugin's printf) land beside TSan's, never in
+  // tlab's stdout (a --json report).
+  ::dup2(stderr_fd, 1);
   ::close(stderr_fd);
   const std::int64_t start = steady_ns();
   CaseContext ctx(spec, start);
