@@ -1,12 +1,14 @@
 // tlab/tool/commands/compare.cc: `tlab compare`.
 //
 //   tlab compare [SCENARIO] [--workload W|all ...] [--strategies S,...|all] [--peers]
+//                [--subject NAME|PATH.so[:entry] ...]
 //                [--pending N,...] [--cell-ms MS] [--samples N] [--threads N]
 //                [--slack-1ns] [--report F] [--html F] [--json]
 //
 // Without SCENARIO it measures the workloads of compare/subject.h (default: all)
 // on the chosen strategies (default: all) and, with --peers, on libuv, libevent,
-// asio and a java.util.Timer-style heap, against the OS-limit baselines of
+// asio and a java.util.Timer-style heap, and with --subject on any subject through
+// the subject ABI (a plugin one child process per cell), against the OS-limit baselines of
 // compare/baselines.h, all in this one process (compare/run.h). With SCENARIO it
 // runs that scenario once per strategy through the stress runner (one case per
 // strategy, latency percentiles side by side, as before), and the workloads too
@@ -35,6 +37,7 @@
 
 #include "base/strategies.h"
 #include "cli/common.h"
+#include "cli/subject_option.h"
 #include "compare/html.h"
 #include "compare/run.h"
 #include "plan/plan.h"
@@ -138,6 +141,13 @@ class CompareCommand final : public Command {
         ->check(CLI::IsMember(strategy_names(/*with_all=*/true)));
     sub_->add_flag("--peers", peers_,
                    "also measure libuv, libevent, asio and a java.util.Timer heap");
+    sub_->add_option("--subject", subject_specs_,
+                     "also measure this subject through the subject ABI (repeatable): a row of "
+                     "`tlab list subjects` or a plugin PATH.so[:entry], measured in a child "
+                     "process per cell; with SCENARIO it also runs the scenario on it")
+        ->type_name("S")
+        ->take_last(false)
+        ->allow_extra_args(false);
     sub_->add_option("--pending", pending_,
                      fmt::format("pending timer counts, {}..{} (default: 1000,100000,1000000)",
                                  kMinPending, kMaxPending))
@@ -180,6 +190,23 @@ class CompareCommand final : public Command {
       errors.push_back({"--strategies", "/", "\"all\" cannot be combined with other names"});
     }
     compare::CompareOptions o;
+    for (const std::string& spec : subject_specs_) {
+      std::optional<SubjectFacts> f = resolve_subject(spec, env);
+      if (!f) return kExitBadInput;
+      if (f->kind != TLAB_KIND_FACILITY) {
+        errors.push_back({"--subject", "/",
+                          fmt::format("{} is a timed wait; compare's workloads need a timer "
+                                      "facility (schedule/cancel)",
+                                      spec)});
+        continue;
+      }
+      o.subjects.push_back(std::move(*f));
+    }
+    if (!scenarios.empty() && !o.subjects.empty()) {
+      for (const SubjectFacts& f : o.subjects) {
+        scenarios_for_subject(scenarios, f, /*named=*/true, errors, env);
+      }
+    }
     o.strategies = strategies;
     o.peers = peers_;
     o.slack_1ns = slack_1ns_;
@@ -214,6 +241,12 @@ class CompareCommand final : public Command {
       std::vector<CaseSpec> specs;
       for (const std::string& s : strategies) {
         specs.push_back(plan_case(scenarios.front(), s, std::nullopt, Overrides{}, false));
+      }
+      for (const SubjectFacts& f : o.subjects) {
+        Overrides ov;
+        ov.subject = f.spec;
+        ov.subject_name = f.name;
+        specs.push_back(plan_case(scenarios.front(), f.name, std::nullopt, ov, false));
       }
       ExecuteOptions options;
       options.command = "compare";
@@ -259,6 +292,7 @@ class CompareCommand final : public Command {
   std::vector<std::string> workloads_;
   std::vector<std::string> strategies_;
   bool peers_ = false;
+  std::vector<std::string> subject_specs_;
   std::vector<std::size_t> pending_;
   std::int64_t cell_ms_ = 40;
   std::size_t samples_ = 1000;

@@ -7,6 +7,8 @@
 
 #include "base/interrupt.h"
 #include "compare/baselines.h"
+#include "compare/isolated_subject.h"
+#include "compare/subjects.h"
 #include "compare/subject.h"
 #include "subjects/subjects.h"
 
@@ -29,6 +31,18 @@ std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
         v.push_back(row.compare(row.name));
       }
     }
+  }
+  // --subject: through the subject ABI. A built-in row's descriptor is ours and
+  // is measured here; a plugin only ever in a child (isolated_subject.h).
+  for (const SubjectFacts& f : o.subjects) {
+    if (!f.builtin()) {
+      v.push_back(make_isolated_subject(f));
+      continue;
+    }
+    std::string error;
+    const tlab_subject* d = open_subject(f.spec, error);
+    if (d == nullptr) throw std::runtime_error(error);
+    v.push_back(make_abi_subject(*d, "abi:" + f.name));
   }
   return v;
 }
@@ -76,7 +90,12 @@ CompareResults run_compare(const CompareOptions& o,
           row.subject = subject->name();
           row.peer = subject->is_peer();
           row.pending = pending;
-          row.cost = subject->cost(w, pending, o.cell);
+          try {
+            row.cost = subject->cost(w, pending, o.cell);
+          } catch (const CellFailed& e) {
+            r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
+            continue;
+          }
           const bool mt = w == Workload::kMtScheduleCancel;
           row.baseline = mt ? "cas_contended" : "cas_uncontended";
           row.ratio =
@@ -89,6 +108,7 @@ CompareResults run_compare(const CompareOptions& o,
         row.workload = w;
         row.subject = subject->name();
         row.peer = subject->is_peer();
+        try {
         if (w == Workload::kLateness) {
           row.latency = subject->lateness(o.cell);
           row.baseline = "clock_nanosleep";
@@ -111,6 +131,10 @@ CompareResults run_compare(const CompareOptions& o,
           row.baseline_value_ns = static_cast<double>(adjacent.percentile(50));
           row.ratio =
               safe_ratio(static_cast<double>(row.latency.percentile(50)), row.baseline_value_ns);
+        }
+        } catch (const CellFailed& e) {
+          r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
+          continue;
         }
         r.rows.push_back(std::move(row));
       }

@@ -3,7 +3,9 @@
 // run_compare measures, in this order and in this one process: the baselines
 // (baselines.h; clock_nanosleep at the process's timer slack, then, when asked, at
 // 1 ns with the slack left at 1 ns for the rest of the run), then for every
-// subject (strategies first, then peers) every requested workload, cost workloads
+// subject (strategies first, then peers, then --subject's through the subject
+// ABI; a plugin one child process per cell, isolated_subject.h) every requested
+// workload, cost workloads
 // at every pending size. Each result carries the ratio to its baseline:
 //
 //   | workload                             | baseline         | ratio               |
@@ -31,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/subject.h"
+#include "subjects/plugin.h"
 
 namespace tlab::tool::compare {
 
@@ -38,6 +41,7 @@ struct CompareOptions {
   std::vector<Workload> workloads;
   std::vector<std::string> strategies;  // catalogue names
   bool peers = false;
+  std::vector<SubjectFacts> subjects;  // --subject, measured through the subject ABI
   std::vector<std::size_t> pending;
   CellSettings cell;
   bool slack_1ns = false;
