@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <iostream>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ enum class Variant {
   kCorrect,
   kStrictLimits,        // refuses negative delays and delays above kStrictMaxDelay (legal)
   kAnswersUnknown,      // cancel cancels but answers UNKNOWN (legal: no claim)
+  kCapacityFour,        // schedule answers ENOMEM with four timers pending (legal)
   kEarlyByTick,         // fires a timer up to one tick before its deadline
   kDoubleFire,          // a fired entry stays queued until the next poll and fires again
   kFireAfterPrevented,  // cancel leaves a tombstone that poll fires anyway
@@ -37,8 +39,16 @@ enum class Variant {
   kPendingOffByOne,  // pending() is a counter that cancel forgets to decrement
   kWrapHugeDelay,    // now + delay wraps instead of saturating
   kFireOnDestroy,    // destroy() fires the pending timers
-  kFireInsideSchedule,  // a delay <= 0 fires at once, inside schedule()
-  kRefusesZero,         // delay 0 is refused with EINVAL
+  kFireInsideSchedule,     // a delay <= 0 fires at once, inside schedule()
+  kRefusesZero,            // delay 0 is refused with EINVAL
+  kCreateFails,            // create() answers ENOMEM
+  kFireInsideCancel,       // cancel of a timer past its deadline runs it, inside cancel()
+  kScheduleFailsHuge,      // a delay above 1 h is EFAIL (not EINVAL)
+  kCancelResultUnset,      // a stale handle's cancel returns OK without setting *result
+  kPollFailsWhenEmpty,     // poll() answers ESTATE when nothing is queued
+  kFiresHandle,            // fired() gets the handle instead of the cookie
+  kPendingFailsWhenEmpty,  // pending() answers ESTATE when nothing is queued
+  kThrowsAtThree,          // schedule throws std::length_error with three timers pending
 };
 
 struct Entry {
@@ -74,13 +84,16 @@ struct Facility {
     ++generation[slot];
     free_slots.push_back(slot);
   }
-  void fire(std::uint64_t cookie) { config.fired(config.host, cookie); }
+  void fire(const Entry& e) {
+    config.fired(config.host, v == Variant::kFiresHandle ? handle_of(e.slot) : e.cookie);
+  }
 };
 
 Facility& of(void* self) { return *static_cast<Facility*>(self); }
 
 template <Variant V>
 tlab_status create(const tlab_subject_config* config, void** self) {
+  if (V == Variant::kCreateFails) return TLAB_ENOMEM;
   *self = new Facility{V, *config, {}, {}, {}};
   return TLAB_OK;
 }
@@ -88,7 +101,7 @@ tlab_status create(const tlab_subject_config* config, void** self) {
 void destroy(void* self) {
   Facility* f = &of(self);
   if (f->v == Variant::kFireOnDestroy) {
-    for (const Entry& e : f->queue) f->fire(e.cookie);
+    for (const Entry& e : f->queue) f->fire(e);
   }
   delete f;
 }
@@ -98,6 +111,9 @@ tlab_status schedule(void* self, std::int64_t now, std::int64_t delay, std::uint
   Facility& f = of(self);
   if (f.v == Variant::kStrictLimits && (delay < 0 || delay > kStrictMaxDelay)) return TLAB_EINVAL;
   if (f.v == Variant::kRefusesZero && delay == 0) return TLAB_EINVAL;
+  if (f.v == Variant::kScheduleFailsHuge && delay > kStrictMaxDelay) return TLAB_EFAIL;
+  if (f.v == Variant::kCapacityFour && f.queue.size() == 4) return TLAB_ENOMEM;
+  if (f.v == Variant::kThrowsAtThree && f.queue.size() == 3) throw std::length_error("queue full");
   std::int64_t deadline = delay > kMax - now ? kMax : now + delay;
   if (f.v == Variant::kWrapHugeDelay) {
     deadline = static_cast<std::int64_t>(static_cast<std::uint64_t>(now) +
@@ -106,7 +122,7 @@ tlab_status schedule(void* self, std::int64_t now, std::int64_t delay, std::uint
   const std::uint32_t slot = f.allocate();
   *handle = f.handle_of(slot);
   if (f.v == Variant::kFireInsideSchedule && delay <= 0) {
-    f.fire(cookie);
+    f.fire(Entry{deadline, cookie, slot});
     f.release(slot);
     return TLAB_OK;
   }
@@ -128,6 +144,14 @@ tlab_status cancel(void* self, std::uint64_t handle, std::int32_t* result) {
   const auto it = std::find_if(f.queue.begin(), f.queue.end(),
                                [&](const Entry& e) { return e.slot == slot && !e.cancelled; });
   if ((!current && f.v != Variant::kStaleHandleAba) || it == f.queue.end() || it->fired) {
+    if (f.v != Variant::kCancelResultUnset) *result = TLAB_CANCEL_TOO_LATE;
+    return TLAB_OK;
+  }
+  if (f.v == Variant::kFireInsideCancel && it->deadline <= f.now) {
+    f.fire(*it);
+    --f.armed;
+    f.release(it->slot);
+    f.queue.erase(it);
     *result = TLAB_CANCEL_TOO_LATE;
     return TLAB_OK;
   }
@@ -148,6 +172,7 @@ tlab_status cancel(void* self, std::uint64_t handle, std::int32_t* result) {
 
 tlab_status poll(void* self, std::int64_t now) {
   Facility& f = of(self);
+  if (f.v == Variant::kPollFailsWhenEmpty && f.queue.empty()) return TLAB_ESTATE;
   f.now = now;
   const std::int64_t horizon = f.v == Variant::kEarlyByTick
                                    ? (now > kMax - f.config.tick_ns ? kMax : now + f.config.tick_ns)
@@ -155,7 +180,7 @@ tlab_status poll(void* self, std::int64_t now) {
   if (f.v == Variant::kDoubleFire) {  // fires every due entry, erases those fired before
     std::vector<Entry> kept;
     for (Entry& e : f.queue) {
-      if (e.deadline <= horizon) f.fire(e.cookie);
+      if (e.deadline <= horizon) f.fire(e);
       if (e.deadline <= horizon && e.fired) {
         f.release(e.slot);
         --f.armed;
@@ -174,7 +199,7 @@ tlab_status poll(void* self, std::int64_t now) {
     f.release(e.slot);
     --f.armed;
     if (f.v == Variant::kLoseTimer && fired_one) continue;
-    f.fire(e.cookie);
+    f.fire(e);
     fired_one = true;
   }
   return TLAB_OK;
@@ -182,6 +207,7 @@ tlab_status poll(void* self, std::int64_t now) {
 
 tlab_status pending(void* self, std::uint64_t* count) {
   const Facility& f = of(self);
+  if (f.v == Variant::kPendingFailsWhenEmpty && f.queue.empty()) return TLAB_ESTATE;
   *count = f.v == Variant::kPendingOffByOne
                ? f.armed
                : static_cast<std::uint64_t>(
@@ -258,6 +284,9 @@ TEST(SubjectPropertyTest, RefusalsAndUnknownMakeNoClaim) {
   const tlab_subject unknown = descriptor("unknown", &create<Variant::kAnswersUnknown>);
   const SubjectPropertyResult b = check_subject_properties(unknown, options());
   EXPECT_TRUE(b.passed) << describe(b);
+  const tlab_subject full = descriptor("capacity_four", &create<Variant::kCapacityFour>);
+  const SubjectPropertyResult c = check_subject_properties(full, options());
+  EXPECT_TRUE(c.passed) << describe(c);
 }
 
 struct Seeded {
@@ -277,7 +306,7 @@ TEST_P(SubjectPropertyBugTest, FailsWithShortCounterexampleNamingThePromise) {
   std::cout << describe(r);
   ASSERT_FALSE(r.passed);
   EXPECT_LE(lines(r.failure), 8u) << r.failure;
-  EXPECT_EQ(r.failure.rfind("1 create(now=0, tick=1ms)\n", 0), 0u) << r.failure;
+  EXPECT_EQ(r.failure.rfind("1 create(now=0, tick=1ms)", 0), 0u) << r.failure;
   const std::string last = r.failure.substr(r.failure.rfind('\n', r.failure.size() - 2) + 1);
   EXPECT_NE(last.find("   <- wrong: "), std::string::npos) << r.failure;
   EXPECT_NE(last.find(std::string("(") + p.promise + ")\n"), std::string::npos) << r.failure;
@@ -316,7 +345,15 @@ INSTANTIATE_TEST_SUITE_P(
         Seeded{"wrap_huge_delay", &create<Variant::kWrapHugeDelay>, "never_early"},
         Seeded{"fire_on_destroy", &create<Variant::kFireOnDestroy>, "abi"},
         Seeded{"fire_inside_schedule", &create<Variant::kFireInsideSchedule>, "abi"},
-        Seeded{"refuses_zero", &create<Variant::kRefusesZero>, "abi"}),
+        Seeded{"refuses_zero", &create<Variant::kRefusesZero>, "abi"},
+        Seeded{"create_fails", &create<Variant::kCreateFails>, "abi"},
+        Seeded{"fire_inside_cancel", &create<Variant::kFireInsideCancel>, "abi"},
+        Seeded{"schedule_fails_huge", &create<Variant::kScheduleFailsHuge>, "abi"},
+        Seeded{"cancel_result_unset", &create<Variant::kCancelResultUnset>, "abi"},
+        Seeded{"poll_fails_when_empty", &create<Variant::kPollFailsWhenEmpty>, "abi"},
+        Seeded{"fires_handle", &create<Variant::kFiresHandle>, "abi"},
+        Seeded{"pending_fails_when_empty", &create<Variant::kPendingFailsWhenEmpty>, "abi"},
+        Seeded{"throws_at_three", &create<Variant::kThrowsAtThree>, "abi"}),
     [](const ::testing::TestParamInfo<Seeded>& info) { return std::string(info.param.name); });
 
 // The same seed gives the same counterexample, byte for byte.

@@ -150,13 +150,18 @@ class Session {
   Session& operator=(const Session&) = delete;
   // A sequence stopped by a violation still destroys its instance (unjudged).
   ~Session() {
-    if (self_ != nullptr) call("destroy()", [&] { s_.destroy(self_); });
+    if (self_ == nullptr) return;
+    host_.inside = "destroy()";
+    try {
+      s_.destroy(self_);
+    } catch (...) {  // already judged: the sequence failed before
+    }
   }
 
   // Session::run: create, the commands, destroy. Throws Violation at the first
   // wrong call, with transcript() ending in that call.
   void run(const std::vector<Op>& ops) {
-    line(fmt::format("create(now=0, tick={})", ns(tick_)));
+    const std::string shown = fmt::format("create(now=0, tick={})", ns(tick_));
     tlab_subject_config config{};
     config.struct_size = sizeof(config);
     config.now_ns = 0;
@@ -164,20 +169,18 @@ class Session {
     config.host = &host_;
     config.fired = &record_fired;
     void* self = nullptr;
-    const tlab_status st = call("create()", [&] { return s_.create(&config, &self); });
-    if (st != TLAB_OK) {
-      append(" -> " + status_name(st));
-      wrong("create() must succeed", "abi");
-    }
+    const tlab_status st = call("create()", shown, [&] { return s_.create(&config, &self); });
+    line(st == TLAB_OK ? shown : shown + " -> " + status_name(st));
+    if (st != TLAB_OK) wrong("create() must succeed", "abi");
     self_ = self;
     no_fires();
     for (const Op& op : ops) {
       apply(op);
       check_pending();
     }
-    line("destroy()");
     void* const doomed = std::exchange(self_, nullptr);
-    call("destroy()", [&] { s_.destroy(doomed); });
+    call("destroy()", "destroy()", [&] { s_.destroy(doomed); });
+    line("destroy()");
     no_fires();
   }
 
@@ -188,19 +191,26 @@ class Session {
     return out;
   }
 
-  // Session::abort: marks the last line with an exception that escaped the ABI.
-  void abort(const std::string& what) { append("   <- threw " + what + " (abi)"); }
-
  private:
-  // call: f() with fired() attributed to `name` (a fire outside poll() is an ABI error).
+  // call: f(), the ABI call `shown`, with fired() attributed to `name` (a fire
+  // outside poll() is an ABI error). An exception escaping it (a crash of the case
+  // across a real C ABI) ends the sequence on a line of its own.
   template <class F>
-  auto call(const char* name, F&& f) -> decltype(f()) {
+  auto call(const char* name, const std::string& shown, F&& f) -> decltype(f()) {
     host_.inside = name;
     struct Reset {
       Host& h;
       ~Reset() { h.inside = nullptr; }
     } reset{host_};
-    return f();
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      line(shown + " -> threw");
+      wrong(fmt::format("an exception escaped the ABI: \"{}\"", e.what()), "abi");
+    } catch (...) {
+      line(shown + " -> threw");
+      wrong("an exception escaped the ABI", "abi");
+    }
   }
 
   int step() const { return static_cast<int>(lines_.size()); }
@@ -292,10 +302,11 @@ class Session {
   void schedule(std::int64_t delay) {
     const std::uint64_t cookie = next_cookie_++;
     std::uint64_t handle = 0;
-    const tlab_status st =
-        call("schedule()", [&] { return s_.schedule(self_, now_, delay, cookie, &handle); });
     std::string text =
-        fmt::format("schedule(now={}, delay={}, cookie={}) -> ", ns(now_), ns(delay), cookie);
+        fmt::format("schedule(now={}, delay={}, cookie={})", ns(now_), ns(delay), cookie);
+    const tlab_status st =
+        call("schedule()", text, [&] { return s_.schedule(self_, now_, delay, cookie, &handle); });
+    text += " -> ";
     if (st == TLAB_OK) {
       text += fmt::format("h{}", cookie);
       timers_.push_back(Timer{cookie, handle, saturating_add(now_, delay)});
@@ -313,9 +324,10 @@ class Session {
 
   void cancel(Timer& t) {
     std::int32_t result = 0;
-    const tlab_status st = call("cancel()", [&] { return s_.cancel(self_, t.handle, &result); });
-    line(fmt::format("cancel(h{}) -> {}", t.cookie,
-                     st == TLAB_OK ? cancel_result_name(result) : status_name(st)));
+    const std::string shown = fmt::format("cancel(h{})", t.cookie);
+    const tlab_status st =
+        call("cancel()", shown, [&] { return s_.cancel(self_, t.handle, &result); });
+    line(shown + " -> " + (st == TLAB_OK ? cancel_result_name(result) : status_name(st)));
     no_fires();
     if (st == TLAB_EINVAL) return;  // refused: nothing cancelled, no claim
     if (st != TLAB_OK) wrong("cancel() may return OK or EINVAL", "abi");
@@ -345,10 +357,10 @@ class Session {
 
   void advance(std::int64_t to) {
     now_ = to;
-    const tlab_status st = call("poll()", [&] { return s_.poll(self_, now_); });
+    std::string text = fmt::format("poll(now={})", ns(now_));
+    const tlab_status st = call("poll()", text, [&] { return s_.poll(self_, now_); });
     std::vector<std::pair<std::uint64_t, const char*>> fired;
     fired.swap(host_.fired);
-    std::string text = fmt::format("poll(now={})", ns(now_));
     for (std::size_t i = 0; i < fired.size(); ++i) {
       text += fmt::format(
           "{}{}", i == 0 ? (fired.size() == 1 ? ": fired cookie " : ": fired cookies ") : ", ",
@@ -398,7 +410,8 @@ class Session {
   void check_pending() {
     if (!judged_.has(Promise::kPendingCount)) return;
     std::uint64_t count = 0;
-    const tlab_status st = call("pending()", [&] { return s_.pending(self_, &count); });
+    const tlab_status st =
+        call("pending()", "pending()", [&] { return s_.pending(self_, &count); });
     std::uint64_t certain = 0, doubtful = 0;
     for (const Timer& t : timers_) {
       certain += t.state == ArmState::kLive ? 1 : 0;
@@ -481,9 +494,6 @@ SubjectPropertyResult check_subject_properties(const tlab_subject& s,
     try {
       session.run(ops);
     } catch (const Violation&) {
-      throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, session.transcript());
-    } catch (const std::exception& e) {
-      session.abort(fmt::format("std::exception \"{}\"", e.what()));
       throw rc::detail::CaseResult(rc::detail::CaseResult::Type::Failure, session.transcript());
     }
   };
