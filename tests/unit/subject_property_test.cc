@@ -407,6 +407,20 @@ TEST(SubjectPropertyTest, NotApplicableUnlessVirtualLoop) {
   }
 }
 
+// Options outside the contract are a caller's error, thrown before any call.
+TEST(SubjectPropertyTest, RejectsBadOptions) {
+  const tlab_subject s = descriptor("sorted_vector", &create<Variant::kCorrect>);
+  SubjectPropertyOptions zero_tick = options();
+  zero_tick.tick_ns = 0;
+  EXPECT_THROW(check_subject_properties(s, zero_tick), std::invalid_argument);
+  SubjectPropertyOptions huge_tick = options();
+  huge_tick.tick_ns = kMax / 2;
+  EXPECT_THROW(check_subject_properties(s, huge_tick), std::invalid_argument);
+  SubjectPropertyOptions no_tests = options();
+  no_tests.tests = 0;
+  EXPECT_THROW(check_subject_properties(s, no_tests), std::invalid_argument);
+}
+
 // describe() gives the verdict, the counterexample indented, the judged promises and the seed.
 TEST(SubjectPropertyTest, DescribeFailure) {
   const tlab_subject s = descriptor("early", &create<Variant::kEarlyByTick>);

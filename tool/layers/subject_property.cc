@@ -18,6 +18,9 @@ namespace tlab::tool {
 namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+// The largest tick: 1 h keeps every generated magnitude (at most 400 quarter
+// ticks) below 2^49 ns, so no sum of two of them overflows.
+constexpr std::int64_t kMaxTickNs = 3'600'000'000'000;
 __extension__ typedef __int128 i128;  // deadline + tick without overflow
 
 // The promises this layer can judge; the others (thread_safe, mutual_exclusion,
@@ -105,12 +108,12 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
 }
 
 // A timer's state in the model (one per accepted schedule() call):
-//   | state      | meaning                                   | may fire        |
-//   |------------|-------------------------------------------|-----------------|
-//   | kLive      | armed, not fired, no cancel accepted       | must, when due  |
-//   | kPrevented | cancel said PREVENTED before it fired      | never           |
-//   | kDoubtful  | cancel said TOO_LATE or UNKNOWN, unfired   | may (once)      |
-//   | kFired     | fired once                                 | never again     |
+//   | state      | meaning                                  | may fire       |
+//   |------------|------------------------------------------|----------------|
+//   | kLive      | armed, not fired, no cancel accepted     | must, when due |
+//   | kPrevented | cancel said PREVENTED before it fired    | never          |
+//   | kDoubtful  | cancel said TOO_LATE or UNKNOWN, unfired | may (once)     |
+//   | kFired     | fired once                               | never again    |
 enum class ArmState : std::uint8_t { kLive, kPrevented, kDoubtful, kFired };
 
 struct Timer {
@@ -264,7 +267,12 @@ class Session {
         if (t.state == ArmState::kLive || t.state == ArmState::kDoubtful) pending.push_back(&t);
       }
       if (!pending.empty()) {
-        return pending[static_cast<std::size_t>(op.ref) % pending.size()]->deadline - now_;
+        // A deadline far in the past (a negative one, polled at INT64_MAX) is
+        // clamped to the most negative delay now + delay can still represent.
+        const i128 d = static_cast<i128>(
+                           pending[static_cast<std::size_t>(op.ref) % pending.size()]->deadline) -
+                       now_;
+        return static_cast<std::int64_t>(std::max<i128>(d, -static_cast<i128>(kNever)));
       }
     }
     if (op.variant >= 75 && op.variant < 88) return kNever - (op.n % 13) * quarter_;  // huge
@@ -467,7 +475,8 @@ class QuietListener : public rc::detail::TestListener {
 
 SubjectPropertyResult check_subject_properties(const tlab_subject& s,
                                                const SubjectPropertyOptions& options) {
-  if (options.tick_ns <= 0 || options.tests <= 0 || options.max_size < 0) {
+  if (options.tick_ns <= 0 || options.tick_ns > kMaxTickNs || options.tests <= 0 ||
+      options.max_size < 0) {
     throw std::invalid_argument(
         fmt::format("check_subject_properties: tick_ns={} tests={} max_size={}", options.tick_ns,
                     options.tests, options.max_size));

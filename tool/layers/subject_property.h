@@ -28,32 +28,37 @@
 //
 // The reference model (deadline = now + delay saturated at INT64_MAX; tick =
 // SubjectPropertyOptions::tick_ns, passed to create() as the allowed lateness):
-//   | promise         | judged at                | wrong when |
-//   |-----------------|--------------------------|-------------------------------------------------|
-//   | delivery        | each poll(now)           | a timer with deadline <= now - tick, accepted, |
-//   |                 |                          | never cancelled (a refused cancel does not | |
-//   |                          | count), has not fired                           | | exactly_once
-//   | each fired(cookie)       | the cookie fired before                         | | never_early |
-//   each fired(cookie)       | now < deadline                                  | | accurate_cancel
-//   | cancel(h); each fired()  | PREVENTED for a fired timer; TOO_LATE for one   | | | | neither
-//   fired nor cancelled before; a fire      | |                 |                          | after
-//   PREVENTED. UNKNOWN makes no claim, and    | |                 |                          |
-//   after it (or an unjudged TOO_LATE) the timer    | |                 | | may fire or not; a
-//   repeated cancel of an unfired| |                 |                          | timer may answer
-//   anything                       | | fifo_ties       | each fired(cookie)       | an
-//   equal-deadline timer scheduled earlier and   | |                 |                          |
-//   never cancelled has not fired yet               | | pending_count   | after every command |
-//   pending() outside [certain, certain + doubtful] | |                 | | (doubtful: cancel said
-//   TOO_LATE/UNKNOWN, unfired)| | (abi, always)   | every call               | a status other than
-//   OK/EINVAL/ENOMEM; EINVAL for| |                 |                          | a delay in [0,
-//   max_delay_ns]; a cancel result   | |                 |                          | outside
-//   tlab_cancel_result; fired() of a cookie | |                 |                          | never
-//   armed, or from inside create, schedule,   | |                 |                          |
-//   cancel, pending or destroy                      |
+// clang-format off
+//   | promise         | judged at           | wrong when                                          |
+//   |-----------------|---------------------|-----------------------------------------------------|
+//   | delivery        | each poll(now)      | an accepted timer never cancelled (a cancel refused |
+//   |                 |                     | with EINVAL does not count) with deadline <= now -  |
+//   |                 |                     | tick has not fired                                  |
+//   | exactly_once    | each fired(cookie)  | the cookie fired before                             |
+//   | never_early     | each fired(cookie)  | now < deadline                                      |
+//   | accurate_cancel | cancel(h), fired()  | PREVENTED for a fired timer; TOO_LATE for one       |
+//   |                 |                     | neither fired nor cancelled before; a fire after    |
+//   |                 |                     | PREVENTED. UNKNOWN makes no claim: after it (or an  |
+//   |                 |                     | unjudged TOO_LATE) the timer may fire or not. A     |
+//   |                 |                     | repeated cancel of an unfired timer may answer      |
+//   |                 |                     | anything (its effect on others is judged instead)   |
+//   | fifo_ties       | each fired(cookie)  | an equal-deadline timer scheduled earlier and never |
+//   |                 |                     | cancelled has not fired yet                         |
+//   | pending_count   | after every command | pending() outside [live, live + doubtful] (doubtful:|
+//   |                 |                     | cancel said TOO_LATE or UNKNOWN, not fired since)   |
+//   | (abi, always)   | every call          | create() not OK; schedule() not OK, EINVAL or       |
+//   |                 |                     | ENOMEM, or EINVAL for a delay in [0, max_delay_ns]; |
+//   |                 |                     | cancel() not OK or EINVAL, or a result outside      |
+//   |                 |                     | tlab_cancel_result; poll() or pending() not OK;     |
+//   |                 |                     | fired() of a cookie never armed, or from inside     |
+//   |                 |                     | create, schedule, cancel, pending or destroy; an    |
+//   |                 |                     | exception escaping a call                           |
+// clang-format on
 // Only promised properties are judged (SubjectPropertyResult::judged_promises
 // lists them); the ABI rules are judged for every subject, as a crash is. A
 // schedule() refused with EINVAL (negative delay, or above max_delay_ns) or
-// ENOMEM arms nothing and makes no claim.
+// ENOMEM arms nothing and makes no claim; a cancel() refused with EINVAL cancels
+// nothing (the timer must still fire).
 //
 // Replay: rapidcheck runs from SubjectPropertyOptions::seed with its own
 // parameters (never RC_PARAMS), and the subject runs on tlab's clock only, so
@@ -98,7 +103,7 @@ struct SubjectPropertyResult {
 
 // check_subject_properties: runs the property layer on `s` (a descriptor that
 // passed check_descriptor, subjects/plugin.h).
-// Requires: options.tick_ns > 0, options.tests > 0, options.max_size >= 0
+// Requires: 0 < options.tick_ns <= 1 h, options.tests > 0, options.max_size >= 0
 //   (std::invalid_argument otherwise: the CLI checks its flags first).
 // Ensures: not_applicable is set, and nothing is called, unless `s` is a
 //   loop-driven facility on the host clock that promises TLAB_PROMISE_VIRTUAL.
