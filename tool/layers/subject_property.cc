@@ -18,8 +18,8 @@ namespace tlab::tool {
 namespace {
 
 constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-// The largest tick: 1 h keeps every generated magnitude (at most 400 quarter
-// ticks) below 2^49 ns, so no sum of two of them overflows.
+// The largest tick: 1 h keeps every generated magnitude (at most 400^2 quarter
+// ticks, far()) below 2^58 ns, so no sum of two of them overflows.
 constexpr std::int64_t kMaxTickNs = 3'600'000'000'000;
 __extension__ typedef __int128 i128;  // deadline + tick without overflow
 
@@ -259,6 +259,11 @@ class Session {
   }
 
   std::int64_t jitter(const Op& op) const { return op.jitter == 6 ? 1 : op.jitter == 7 ? -1 : 0; }
+  // far: n^2 quarter ticks, 0 .. 40000 ticks, dense near 0 and reaching the upper
+  // levels of a hierarchical wheel (tokio's third level starts at 4096 ticks).
+  std::int64_t far(const Op& op) const {
+    return static_cast<std::int64_t>(op.n) * op.n * quarter_ + jitter(op);
+  }
 
   std::int64_t delay_of(const Op& op) {
     if (op.variant >= 55 && op.variant < 75) {  // a tie with a pending timer's deadline
@@ -275,6 +280,7 @@ class Session {
         return static_cast<std::int64_t>(std::max<i128>(d, -static_cast<i128>(kNever)));
       }
     }
+    if (op.variant >= 45 && op.variant < 55) return far(op);
     if (op.variant >= 75 && op.variant < 88) return kNever - (op.n % 13) * quarter_;  // huge
     if (op.variant >= 88) return -((op.n % 12) + 1) * quarter_ + jitter(op);          // negative
     return (op.n % 81) * quarter_ + jitter(op);  // 0 .. 20 ticks
@@ -282,11 +288,13 @@ class Session {
 
   std::int64_t target_of(const Op& op) const {
     std::int64_t dt = 0;
-    if (op.variant < 50) {
+    if (op.variant < 45) {
       dt = (op.n % 13) * quarter_ + jitter(op);  // 0 .. 3 ticks
-    } else if (op.variant < 85) {
+    } else if (op.variant < 75) {
       dt = op.n * quarter_ + jitter(op);  // 0 .. 100 ticks
-    } else if (op.variant < 95) {
+    } else if (op.variant < 90) {
+      dt = far(op);
+    } else if (op.variant < 96) {
       return std::max(now_, kNever - (op.n % 13) * quarter_);  // near the end of time
     } else {
       return kNever;

@@ -15,13 +15,14 @@
 //   | command    | ABI calls                      | drawn from                                  |
 //   |------------|--------------------------------|---------------------------------------------|
 //   | Schedule   | schedule(now, delay, cookie)   | delay 0 .. 20 ticks (quarter ticks, +-1 ns);|
-//   |            |                                | a pending timer's deadline (a tie); huge    |
+//   |            |                                | far (0 .. 40000 ticks, denser near 0); a    |
+//   |            |                                | pending timer's deadline (a tie); huge      |
 //   |            |                                | (INT64_MAX - up to 3 ticks); negative       |
 //   | Cancel     | cancel(h)                      | a pending timer, or any handle ever given   |
 //   |            |                                | (stale: fired, cancelled)                   |
 //   | Reschedule | cancel(h), then schedule(...)  | a pending timer and a new delay             |
-//   | Advance    | poll(now + dt)                 | dt 0 .. 3 ticks, 0 .. 100 ticks, or a jump  |
-//   |            |                                | to (near) INT64_MAX                         |
+//   | Advance    | poll(now + dt)                 | dt 0 .. 3 ticks, 0 .. 100 ticks, far (as    |
+//   |            |                                | delays), or a jump to (near) INT64_MAX      |
 // then destroy(). Cookies are 1, 2, 3 ... one per schedule() call; "h3" is the
 // handle schedule() returned for cookie 3. pending(), called after every command
 // when promised, is read-only and appears in the transcript only where it is wrong.
