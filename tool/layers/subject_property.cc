@@ -456,20 +456,15 @@ class Session {
   std::vector<std::string> lines_;
 };
 
-// not_applicable_reason: why `s` cannot run here, or "" when it can.
+// not_applicable_reason: why `s` (a checked descriptor, on which VIRTUAL implies
+// a loop-driven facility on the host clock) cannot run here, or "" when it can.
 std::string not_applicable_reason(const tlab_subject& s) {
-  if (s.kind != TLAB_KIND_FACILITY) return "it is not a timer facility (TLAB_KIND_FACILITY)";
-  if (s.drive != TLAB_DRIVE_LOOP || s.poll == nullptr) {
-    return "it fires from its own threads (TLAB_DRIVE_SELF): only a loop-driven facility runs "
-           "on virtual time";
-  }
-  if (s.clock != TLAB_CLOCK_HOST) {
-    return "it reads CLOCK_MONOTONIC itself: only a TLAB_CLOCK_HOST facility runs on virtual time";
-  }
-  if ((s.promises & TLAB_PROMISE_VIRTUAL) == 0) {
-    return "it does not promise TLAB_PROMISE_VIRTUAL (runs on tlab's clock)";
-  }
-  return "";
+  if (s.kind != TLAB_KIND_FACILITY) return "it is a timed wait, not a timer facility";
+  if ((s.promises & TLAB_PROMISE_VIRTUAL) != 0) return "";
+  std::string why = "it does not promise TLAB_PROMISE_VIRTUAL (tlab owns its time)";
+  if (s.drive != TLAB_DRIVE_LOOP) why += "; it fires from its own threads (TLAB_DRIVE_SELF)";
+  if (s.clock != TLAB_CLOCK_HOST) why += "; it reads CLOCK_MONOTONIC itself";
+  return why;
 }
 
 class QuietListener : public rc::detail::TestListener {
@@ -489,8 +484,13 @@ SubjectPropertyResult check_subject_properties(const tlab_subject& s,
         fmt::format("check_subject_properties: tick_ns={} tests={} max_size={}", options.tick_ns,
                     options.tests, options.max_size));
   }
+  std::string field, why;
+  if (!check_descriptor(s, field, why)) {
+    throw std::invalid_argument(
+        fmt::format("check_subject_properties: descriptor field {} {}", field, why));
+  }
   SubjectPropertyResult result;
-  result.subject = s.name != nullptr ? s.name : "";
+  result.subject = s.name;
   result.seed = options.seed;
   result.not_applicable = not_applicable_reason(s);
   if (!result.not_applicable.empty()) return result;
@@ -500,7 +500,6 @@ SubjectPropertyResult check_subject_properties(const tlab_subject& s,
   for (std::size_t i = 0; i < kPromiseCount; ++i) {
     const auto p = static_cast<Promise>(i);
     if (!promised.has(p) || !kJudgeable.has(p)) continue;
-    if (p == Promise::kPendingCount && s.pending == nullptr) continue;  // checked by the loader
     judged = judged | p;
     result.judged_promises.emplace_back(name_of(p));
   }

@@ -102,10 +102,10 @@ struct SubjectPropertyResult {
   std::vector<std::string> judged_promises;  // subjects/promise.h names, in enum order
 };
 
-// check_subject_properties: runs the property layer on `s` (a descriptor that
-// passed check_descriptor, subjects/plugin.h).
-// Requires: 0 < options.tick_ns <= 1 h, options.tests > 0, options.max_size >= 0
-//   (std::invalid_argument otherwise: the CLI checks its flags first).
+// check_subject_properties: runs the property layer on `s`.
+// Requires: check_descriptor(s) (subjects/plugin.h) holds; 0 < options.tick_ns
+//   <= 1 h, options.tests > 0, options.max_size >= 0 (std::invalid_argument
+//   otherwise: the loader and the CLI check these first).
 // Ensures: not_applicable is set, and nothing is called, unless `s` is a
 //   loop-driven facility on the host clock that promises TLAB_PROMISE_VIRTUAL.
 SubjectPropertyResult check_subject_properties(const tlab_subject& s,
