@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <ostream>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 
