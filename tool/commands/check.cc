@@ -1,7 +1,8 @@
 // tlab/tool/commands/check.cc: `tlab check`, the CI gate: every scenario on every
 // strategy must pass and each of its listed mutants must fail (a survivor exits
 // 1). With --subject, the scenarios that subject can play run on it, must pass,
-// and no mutant is planned (core's mutants are not in a subject). With --models, the Relacy models (clean and mutant runs) and the property
+// and no mutant is planned (core's mutants are not in a subject); a subject on
+// tlab's clock also runs the property layer (layers/subject_property_run.h). With --models, the Relacy models (clean and mutant runs) and the property
 // and TSan layers that are built join in (layers/layers.h), and the gate also
 // fails when a mutant is caught by no layer at all.
 #include <algorithm>
@@ -13,15 +14,22 @@
 #include "cli/subject_option.h"
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
+#include "layers/subject_property_run.h"
 
 namespace tlab::tool {
 
 namespace {
 
+// The property layer's time limit on a subject: far beyond the seconds a
+// healthy run takes; a subject that hangs inside a call gets verdict timeout.
+constexpr double kPropertyLimitS = 120;
+
 struct CheckOptions {
   std::vector<std::string> paths;
   bool with_models = false;
   std::string subject;
+  std::uint64_t property_seed = 1;
+  int property_tests = 100;
   LayerSources sources;
   OutputOptions outputs;
 };
@@ -35,6 +43,17 @@ class CheckCommand final : public Command {
                  "also run the Relacy models (clean and mutant runs) and the property and TSan "
                  "layers that are built; fail if any mutant is caught by no layer");
     add_subject_option(sub, o_.subject);
+    sub.add_option("--property-seed", o_.property_seed,
+                   "with --subject: the property layer's seed (default 1)")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint64_t{0}, (std::uint64_t{1} << 53) - 1))
+        ->needs("--subject");
+    sub.add_option("--property-tests", o_.property_tests,
+                   "with --subject: random ABI call sequences the property layer tries "
+                   "(default 100)")
+        ->type_name("N")
+        ->check(CLI::Range(1, 100000))
+        ->needs("--subject");
     add_layer_sources(sub, o_.sources);
     add_layer_binaries(sub, o_.sources);
     // The models and layers check core's code; a subject is the user's.
@@ -58,6 +77,19 @@ class CheckCommand final : public Command {
         o_.outputs, env, subject ? &*subject : nullptr);
     if (r.exit) return *r.exit;
     Report& report = r.report;
+    // A subject on tlab's clock also gets the property layer: random ABI call
+    // sequences against the reference model, shrunk to a replayable transcript.
+    if (subject && property_applies(*subject) && !report.interrupted) {
+      SubjectPropertyOptions po;
+      po.seed = o_.property_seed;
+      po.tests = o_.property_tests;
+      report.cases.push_back(run_property_case(*subject, po, kPropertyLimitS));
+      if (report.cases.back().result.verdict == Verdict::kInterrupted) report.interrupted = true;
+    } else if (subject && !o_.outputs.json) {
+      *env.err << "tlab: the property layer needs a subject on tlab's clock "
+                  "(TLAB_PROMISE_VIRTUAL); "
+               << subject->name << " runs only the scenarios\n";
+    }
     if (!o_.with_models || report.interrupted) return finish(report, o_.outputs, env);
     // --models: the models' clean and mutant runs join the report, and the gate
     // also fails when a mutant is caught by no layer at all.

@@ -84,6 +84,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
                   {"history", opt(m.history)},
                   {"command", m.command}};
   }
+  if (c.property_command) j["property"] = {{"command", *c.property_command}};
   return j;
 }
 
@@ -395,6 +396,14 @@ std::optional<ReplayTarget> load_replay_target(const std::string& path,
   }
   const Json& c = cases[*index];
   const std::string ptr = fmt::format("/cases/{}", *index);
+  if (c.contains("property")) {
+    errors.push_back({path, ptr,
+                      fmt::format("case {} is a property-layer run, not a scenario; re-run it "
+                                  "with: {}",
+                                  c.at("id").get<std::string>(),
+                                  c.at("property").at("command").get<std::string>())});
+    return std::nullopt;
+  }
   if (c.contains("model")) {
     errors.push_back({path, ptr,
                       fmt::format("case {} is a Relacy model run, not a scenario; Relacy runs "

@@ -85,6 +85,9 @@ struct CaseRecord {
   std::optional<std::string> subject_spec;  // --subject (CaseSpec::subject), for replay
   CaseResult result;
   std::optional<ModelRunRecord> model;
+  // A property-layer run on a subject (layers/subject_property_run.h): the
+  // promises judged and the command line that replays it (replay refuses it).
+  std::optional<std::string> property_command;
 
   static CaseRecord from(const CaseSpec& spec, CaseResult result);
   // CaseRecord::caught: for expect_fail cases, whether the mutant was detected
