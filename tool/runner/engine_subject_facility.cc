@@ -17,7 +17,11 @@ std::int64_t FacilityCase::host_now() const {
   return virtual_ ? vclock_.load(std::memory_order::relaxed) : monotonic_ns();
 }
 
-std::string FacilityCase::at(std::int64_t host_ns) const { return ctx_.at(host_ns - base_); }
+std::string FacilityCase::at(std::int64_t host_ns) const {
+  // Real clock: CLOCK_MONOTONIC is the steady clock of the case's timeline.
+  // Virtual: the case starts at the epoch.
+  return virtual_ ? "t=" + fmt_ns(host_ns - kSubjectVirtualEpochNs) : ctx_.at(host_ns);
+}
 
 void FacilityCase::fired_cb(void* host, std::uint64_t cookie) {
   static_cast<FacilityCase*>(host)->on_fired(cookie);

@@ -195,8 +195,6 @@ class FacilityCase {
   std::string error_;  // err_mu_: the first driver error
   std::thread poller_;      // real clock, LOOP subjects: poll until the drain ends
   ActorRun shutdown_;       // the timers left pending for destroy()
-  const std::int64_t steady_base_;
-  const std::int64_t base_;  // subtracted from host instants before ctx_.at()
 };
 
 }  // namespace tlab::tool::runner

@@ -22,9 +22,7 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d)
       loop_(d.drive == TLAB_DRIVE_LOOP),
       host_clock_(d.clock == TLAB_CLOCK_HOST),
       tick_ns_(s_.engine.tick_us * 1000),
-      max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns),
-      steady_base_(steady_ns() - ctx.elapsed_ns()),
-      base_(virtual_ ? kSubjectVirtualEpochNs - steady_base_ : 0) {
+      max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns) {
   ring_.resize(kSettledRing);
 }
 
