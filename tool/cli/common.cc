@@ -1,6 +1,7 @@
 // tlab/tool/cli/common.cc: see common.h.
 #include "cli/common.h"
 
+#include "cli/subject_option.h"
 #include "subjects/subjects.h"
 
 #include <iostream>
@@ -143,7 +144,7 @@ std::vector<Scenario> load_runnable(const ScenarioLoader& loader,
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
-    const OutputOptions& o, const CliEnv& env) {
+    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject) {
   ScenarioRun r;
   const ScenarioLoader loader;
   InputErrors errors;
@@ -160,13 +161,24 @@ ScenarioRun run_scenarios(
       return r;
     }
     r.scenarios = std::move(*suite);
+    if (subject != nullptr) {
+      r.scenarios = scenarios_for_subject(std::move(r.scenarios), *subject, false, errors, env);
+    }
   } else {
-    r.scenarios = load_runnable(loader, paths, errors);
+    // A subject plays what it accepts; the engines' own check does not apply.
+    r.scenarios = subject != nullptr ? scenarios_for_subject(loader.load_paths(paths, errors),
+                                                             *subject, true, errors, env)
+                                     : load_runnable(loader, paths, errors);
     if (interrupted()) {
       *env.err << "tlab: interrupted while loading scenarios; nothing was run\n";
       r.exit = kExitInterrupted;
       return r;
     }
+  }
+  if (subject != nullptr && r.scenarios.empty() && errors.empty()) {
+    *env.err << fmt::format("tlab: no scenario applies to subject {}\n", subject->name);
+    r.exit = kExitBadInput;
+    return r;
   }
   if (!check_outputs(o, errors)) {
     r.exit = bad_input(errors, env);

@@ -25,6 +25,7 @@
 #include "plan/plan.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
+#include "subjects/plugin.h"
 
 namespace CLI {
 class App;
@@ -105,9 +106,11 @@ struct ScenarioRun {
 // outputs, plans with `plan`, and executes the plan through the runner as
 // `command`, rewriting --report after every case so that a killed run leaves its
 // finished cases on disk. The caller finishes.
+// With `subject` (--subject), the scenarios are those it can play
+// (subject_option.h: named files it cannot play are bad input).
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
-    const OutputOptions& o, const CliEnv& env);
+    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr);
 
 }  // namespace tlab::tool

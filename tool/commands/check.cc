@@ -1,6 +1,7 @@
 // tlab/tool/commands/check.cc: `tlab check`, the CI gate: every scenario on every
 // strategy must pass and each of its listed mutants must fail (a survivor exits
-// 1). With --models, the Relacy models (clean and mutant runs) and the property
+// 1). With --subject, the scenarios that subject can play run on it, must pass,
+// and no mutant is planned (core's mutants are not in a subject). With --models, the Relacy models (clean and mutant runs) and the property
 // and TSan layers that are built join in (layers/layers.h), and the gate also
 // fails when a mutant is caught by no layer at all.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/subject_option.h"
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
 
@@ -19,6 +21,7 @@ namespace {
 struct CheckOptions {
   std::vector<std::string> paths;
   bool with_models = false;
+  std::string subject;
   LayerSources sources;
   OutputOptions outputs;
 };
@@ -31,16 +34,28 @@ class CheckCommand final : public Command {
     sub.add_flag("--models", o_.with_models,
                  "also run the Relacy models (clean and mutant runs) and the property and TSan "
                  "layers that are built; fail if any mutant is caught by no layer");
+    add_subject_option(sub, o_.subject);
     add_layer_sources(sub, o_.sources);
     add_layer_binaries(sub, o_.sources);
+    // The models and layers check core's code; a subject is the user's.
+    sub.get_option("--subject")->excludes("--models");
     add_outputs(sub, o_.outputs, /*junit=*/true);
     add_example(sub, "tlab check --junit check.xml");
   }
 
   int run(const CliEnv& env) override {
+    Overrides ov;
+    std::optional<SubjectFacts> subject;
+    if (!o_.subject.empty()) {
+      subject = resolve_subject(o_.subject, env);
+      if (!subject) return kExitBadInput;
+      ov.subject = o_.subject;
+      ov.subject_name = subject->name;
+      if (!o_.outputs.json) *env.err << "tlab: checking " << describe_subject(*subject) << "\n";
+    }
     ScenarioRun r = run_scenarios(
-        "check", o_.paths,
-        [](const std::vector<Scenario>& s) { return plan_check(s, Overrides{}); }, o_.outputs, env);
+        "check", o_.paths, [&](const std::vector<Scenario>& s) { return plan_check(s, ov); },
+        o_.outputs, env, subject ? &*subject : nullptr);
     if (r.exit) return *r.exit;
     Report& report = r.report;
     if (!o_.with_models || report.interrupted) return finish(report, o_.outputs, env);

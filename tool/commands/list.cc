@@ -13,6 +13,7 @@
 
 #include "base/strategies.h"
 #include "cli/common.h"
+#include "cli/subject_option.h"
 #include "layers/model_runs.h"
 #include "subjects/subjects.h"
 #include "tlab/platform/fault_point.h"
@@ -34,11 +35,22 @@ class ListCommand final : public Command {
         ->check(
             CLI::IsMember({"strategies", "subjects", "scenarios", "mutants", "faults", "models"}));
     sub.add_flag("--json", json_, "print JSON");
-    add_example(sub, "tlab list mutants --json");
+    add_subject_option(sub, subject_);
+    add_example(sub, "tlab list subjects --subject ./libmy_timer.so");
   }
 
   int run(const CliEnv& env) override {
-    const bool all = what_.empty();
+    // --subject: that one subject's descriptor, probed (a plugin in a child).
+    std::optional<SubjectFacts> probed;
+    if (!subject_.empty()) {
+      if (!what_.empty() && what_ != "subjects") {
+        *env.err << "tlab: --subject describes a subject; it goes with `tlab list subjects`\n";
+        return kExitBadInput;
+      }
+      probed = resolve_subject(subject_, env);
+      if (!probed) return kExitBadInput;
+    }
+    const bool all = what_.empty() && !probed;
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     std::string text;
     auto section = [&](const std::string& title, const Rows& rows) {
@@ -64,12 +76,32 @@ class ListCommand final : public Command {
       }
       section("strategies", rows);
     }
-    if (all || what_ == "subjects") {
+    if (probed) {
+      const SubjectFacts& f = *probed;
+      text += describe_subject(f) + "\n" + f.summary + "\n";
+      nlohmann::ordered_json promises = nlohmann::ordered_json::array();
+      for (std::size_t i = 0; i < kPromiseCount; ++i) {
+        if (f.promises.has(static_cast<Promise>(i))) promises.push_back(kPromiseNames[i]);
+      }
+      j["subjects"] = nlohmann::ordered_json::array(
+          {{{"name", f.name},
+            {"origin", f.builtin() ? "built-in" : "plugin"},
+            {"library", f.library},
+            {"entry", f.entry},
+            {"kind", f.kind == TLAB_KIND_FACILITY ? "timer_facility" : "timed_wait"},
+            {"drive", f.kind != TLAB_KIND_FACILITY ? "none"
+                      : f.drive == TLAB_DRIVE_LOOP ? "loop"
+                                                   : "self"},
+            {"clock", f.clock == TLAB_CLOCK_HOST ? "host" : "monotonic"},
+            {"promises", promises},
+            {"description", f.summary}}});
+    } else if (all || what_ == "subjects") {
       Rows rows;
       auto& arr = j["subjects"] = nlohmann::ordered_json::array();
       for (const SubjectInfo& s : subjects()) {
         rows.push_back({std::string(s.name),
-                        fmt::format("{} {}", name_of(s.origin), name_of(s.kind)),
+                        fmt::format("{} {}{}", name_of(s.origin), name_of(s.kind),
+                                    s.abi != nullptr ? " (--subject)" : ""),
                         std::string(s.summary)});
         nlohmann::ordered_json promises = nlohmann::ordered_json::array();
         for (std::size_t i = 0; i < kPromiseCount; ++i) {
@@ -80,7 +112,8 @@ class ListCommand final : public Command {
                        {"kind", name_of(s.kind)},
                        {"promises", promises},
                        {"roles", s.accepts.names()},
-                       {"runs_scenarios", s.run_case != nullptr},
+                       {"runs_scenarios", s.run_case != nullptr || s.abi != nullptr},
+                       {"abi", s.abi != nullptr},
                        {"compared", s.compare != nullptr},
                        {"description", s.summary}});
       }
@@ -165,6 +198,7 @@ class ListCommand final : public Command {
  private:
   std::string what_;
   bool json_ = false;
+  std::string subject_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "base/strategies.h"
 #include "cli/common.h"
+#include "cli/subject_option.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
@@ -46,7 +47,12 @@ class ReplayCommand final : public Command {
     auto scenario =
         loader.load_document(target->scenario_document,
                              o_.report + " (scenario " + target->scenario_source + ")", errors);
-    if (!is_strategy(target->strategy)) {
+    // A subject case (--subject) replays on the same subject spec, probed again.
+    std::optional<SubjectFacts> subject;
+    if (target->subject_spec) {
+      subject = resolve_subject(*target->subject_spec, env);
+      if (!subject) return kExitBadInput;
+    } else if (!is_strategy(target->strategy)) {
       errors.push_back(
           {o_.report, "/cases",
            fmt::format("case {}: unknown strategy '{}'", target->case_id, target->strategy)});
@@ -66,6 +72,10 @@ class ReplayCommand final : public Command {
     ov.seed = target->seed;
     ov.operations = target->operations;
     ov.budget_s = target->budget_s;
+    if (subject) {
+      ov.subject = target->subject_spec;
+      ov.subject_name = subject->name;
+    }
     std::vector<Scenario> scenarios{std::move(*scenario)};
     const std::vector<CaseSpec> specs{
         plan_case(scenarios.front(), target->strategy, mutant, ov, /*expect_fail=*/false)};

@@ -1,11 +1,13 @@
 // tlab/tool/commands/run.cc: `tlab run`: scenarios (default: the built-in suite)
 // on each scenario's strategies, or with --strategy, --mutant, --seed, --budget
-// and --operations overriding every scenario. Exit 1 when a case fails.
+// and --operations overriding every scenario; with --subject, on that subject
+// instead of the engine (cli/subject_option.h). Exit 1 when a case fails.
 #include <cstdint>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/subject_option.h"
 
 namespace tlab::tool {
 
@@ -22,6 +24,7 @@ struct RunOptions {
   std::uint64_t seed = 0;
   std::string budget;
   std::uint64_t operations = 0;
+  std::string subject;
   OutputOptions outputs;
 };
 
@@ -31,12 +34,16 @@ class RunCommand final : public Command {
     sub_ = &sub;
     sub.description("run scenarios (default: the built-in suite)");
     sub.add_option("PATHS", o_.paths, "scenario files or directories")->type_name("PATH");
-    sub.add_option("--strategy", o_.strategy, "one strategy, or all (default: each scenario's)")
-        ->type_name("S")
-        ->check(CLI::IsMember(strategy_names(/*with_all=*/true)));
-    sub.add_option("--mutant", o_.mutant, "turn on one mutant (see `tlab list mutants`)")
-        ->type_name("M")
-        ->check(mutant_check());
+    auto* strategy =
+        sub.add_option("--strategy", o_.strategy, "one strategy, or all (default: each scenario's)")
+            ->type_name("S")
+            ->check(CLI::IsMember(strategy_names(/*with_all=*/true)));
+    auto* mutant = sub.add_option("--mutant", o_.mutant, "turn on one mutant (see `tlab list mutants`)")
+                       ->type_name("M")
+                       ->check(mutant_check());
+    add_subject_option(sub, o_.subject);
+    // A subject is not core's engine: core's strategies and mutants are not in it.
+    sub.get_option("--subject")->excludes(strategy)->excludes(mutant);
     sub.add_option("--seed", o_.seed, "override every scenario's seed")
         ->type_name("N")
         ->check(CLI::Range(std::uint64_t{0}, kMaxSeed));
@@ -57,9 +64,16 @@ class RunCommand final : public Command {
     if (sub_->count("--seed") > 0) ov.seed = o_.seed;
     if (sub_->count("--operations") > 0) ov.operations = o_.operations;
     if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
+    std::optional<SubjectFacts> subject;
+    if (!o_.subject.empty()) {
+      subject = resolve_subject(o_.subject, env);
+      if (!subject) return kExitBadInput;
+      ov.subject = o_.subject;
+      ov.subject_name = subject->name;
+    }
     ScenarioRun r = run_scenarios(
         "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
-        o_.outputs, env);
+        o_.outputs, env, subject ? &*subject : nullptr);
     if (r.exit) return *r.exit;
     return finish(r.report, o_.outputs, env);
   }

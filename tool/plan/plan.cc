@@ -18,6 +18,8 @@ namespace tlab::tool {
 namespace {
 
 std::vector<std::string> strategies_for(const Scenario& s, const Overrides& o) {
+  // A subject case is named after the subject; the scenario's strategies are core's.
+  if (o.subject) return {o.subject_name};
   if (!o.strategy) return s.engine.strategies;
   return expand_strategies({*o.strategy});
 }
@@ -40,6 +42,7 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
   c.operations = o.operations.value_or(s.run.operations);
   c.budget_s = o.budget_s.value_or(s.run.budget_s);
   c.expect_fail = expect_fail;
+  if (o.subject) c.subject = *o.subject;
   return c;
 }
 
@@ -58,6 +61,7 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
   base.mutant.reset();
   base.strategy.reset();
   std::vector<CaseSpec> out = plan_run(scenarios, base);
+  if (o.subject) return out;
   // tsan_catches: data-race mutants with no symptom but a TSan report; planned only
   // when this tlab is a TSan build (otherwise they could only "survive").
   const bool tsan = under_tsan();

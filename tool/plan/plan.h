@@ -1,9 +1,11 @@
 // tlab/tool/plan/plan.h: which cases a command runs, and running them through a Runner.
 //
 // Planning is pure: scenarios + overrides -> CaseSpecs, in a stable order.
-//   run    each scenario x (its engine.strategies, or --strategy) x (--mutant or none)
+//   run    each scenario x (its engine.strategies, or --strategy) x (--mutant or none);
+//          with --subject: each scenario once, on the subject ("<scenario>/<subject>")
 //   check  each scenario x its strategies with no mutant (must pass), then each
-//          (scenario, mutant in catches) x its strategies (must fail on at least one)
+//          (scenario, mutant in catches) x its strategies (must fail on at least one);
+//          with --subject only the must-pass cases (core's mutants are not in a subject)
 // Execution (execute_plan) hands each spec to the Runner, one at a time, and builds
 // the Report. It stops at Ctrl-C (interrupt.h) and marks the report interrupted. For
 // a `check` mutant pair it stops at the first strategy that catches the mutant:
@@ -31,6 +33,11 @@ struct Overrides {
   std::optional<std::uint64_t> seed;
   std::optional<std::uint64_t> operations;
   std::optional<double> budget_s;
+  // --subject: every case runs on this subject (CaseSpec::subject) instead of the
+  // engine and strategies the scenario names; `subject_name` is its descriptor's
+  // name, used in case ids.
+  std::optional<std::string> subject;
+  std::string subject_name;
 };
 
 // plan_run: the cases of `tlab run`.

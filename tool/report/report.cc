@@ -60,6 +60,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   j["operations"] = c.operations;
   j["budget_s"] = c.budget_s;
   j["expect_fail"] = c.expect_fail;
+  if (c.subject_spec) j["subject_spec"] = *c.subject_spec;
   // The result's own JSON (runner/case_result.h), with "caught" after the verdict.
   const nlohmann::ordered_json result = c.result.to_json();
   for (auto it = result.begin(); it != result.end(); ++it) {
@@ -136,6 +137,7 @@ CaseRecord CaseRecord::from(const CaseSpec& spec, CaseResult result) {
   c.operations = spec.operations;
   c.budget_s = spec.budget_s;
   c.expect_fail = spec.expect_fail;
+  if (!spec.subject.empty()) c.subject_spec = spec.subject;
   c.result = std::move(result);
   return c;
 }
@@ -417,6 +419,7 @@ std::optional<ReplayTarget> load_replay_target(const std::string& path,
   t.seed = c.at("seed").get<std::uint64_t>();
   t.operations = c.at("operations").get<std::uint64_t>();
   t.budget_s = c.at("budget_s").get<double>();
+  if (c.contains("subject_spec")) t.subject_spec = c.at("subject_spec").get<std::string>();
   t.recorded_verdict = c.at("verdict").get<std::string>();
   return t;
 }

@@ -82,6 +82,7 @@ struct CaseRecord {
   std::uint64_t operations = 0;
   double budget_s = 0;
   bool expect_fail = false;
+  std::optional<std::string> subject_spec;  // --subject (CaseSpec::subject), for replay
   CaseResult result;
   std::optional<ModelRunRecord> model;
 
@@ -174,6 +175,7 @@ struct ReplayTarget {
   std::uint64_t seed = 0;
   std::uint64_t operations = 0;
   double budget_s = 0;
+  std::optional<std::string> subject_spec;
   std::string recorded_verdict;
 };
 

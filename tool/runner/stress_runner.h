@@ -5,7 +5,10 @@
 //
 //   parent (the CLI thread)                    child
 //   -----------------------                    -----
-//   engine_for(scenario)  (error: no fork)
+//   (a --subject case: the generic ABI driver, runner/engine_subject.h, opens the
+//   subject in the child, so a plugin that crashes or hangs is that case's verdict)
+//   engine_for(scenario)  (error: no fork),
+//   or spec.subject's probed facts (plugin.h)
 //   pipe + temp file (in $TMPDIR, unlinked at once); fork  -->  dies with the parent (PDEATHSIG)
 //                                              stderr -> temp file (TSan, TLAB_CHECK)
 //   poll the pipe every 50 ms:                 stress::configure(mutant, fault plans)
@@ -38,16 +41,25 @@
 // single-threaded when it forks (it is: the CLI runs no threads of its own).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "base/sanitizer.h"  // under_tsan() (was declared here)
 #include "runner/runner.h"
+#include "subjects/plugin.h"
 
 namespace tlab::tool {
 
 class StressRunner final : public Runner {
  public:
   CaseResult run_case(const CaseSpec& spec, const RunContext& context) override;
+
+ private:
+  // StressRunner::subject_facts: the probed facts of --subject `spec` (once per
+  // spec: a plugin is probed in a child, subjects/plugin.h), or nullptr + error.
+  const SubjectFacts* subject_facts(const std::string& spec, std::string& error);
+  std::map<std::string, SubjectFacts> facts_;
 };
 
 // make_stress_runner: the RunnerFactory main.cc hands to the CLI.

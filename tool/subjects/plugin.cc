@@ -2,20 +2,15 @@
 #include "subjects/plugin.h"
 
 #include <dlfcn.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/fork_call.h"
 #include "subjects/subjects.h"
 
 namespace tlab::tool {
@@ -255,17 +250,7 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
   return d;
 }
 
-void write_all(int fd, const std::string& text) {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    off += static_cast<std::size_t>(n);
-  }
-}
-
-void write_stage(int fd, int stage) { write_all(fd, std::string(1, static_cast<char>('0' + stage))); }
+void write_stage(int fd, int stage) { write_fd(fd, std::string(1, static_cast<char>('0' + stage))); }
 
 }  // namespace
 
@@ -283,65 +268,27 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
                    promises_of_abi(d->promises), d->max_delay_ns, d->pending != nullptr};
     return f;
   }
-  int fds[2];
-  if (::pipe(fds) != 0) {
-    error = fmt::format("--subject {}: pipe: {}", spec, std::strerror(errno));
+  const ForkResult child = fork_call(
+      [&](int fd) {
+        std::string err;
+        const tlab_subject* d = open_with_stages(spec, err, &write_stage, fd);
+        nlohmann::json j;
+        if (d == nullptr) {
+          j["error"] = err;
+        } else {
+          j = {{"name", d->name},   {"summary", d->summary}, {"kind", d->kind},
+               {"drive", d->drive}, {"clock", d->clock},     {"promises", d->promises},
+               {"max_delay_ns", d->max_delay_ns}, {"has_pending", d->pending != nullptr}};
+        }
+        write_fd(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      },
+      kProbeLimitMs);
+  if (child.failed_to_start) {
+    error = fmt::format("--subject {}: {}", spec, child.out);
     return std::nullopt;
   }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    error = fmt::format("--subject {}: fork: {}", spec, std::strerror(errno));
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    ::close(fds[0]);
-    std::string err;
-    const tlab_subject* d = open_with_stages(spec, err, &write_stage, fds[1]);
-    nlohmann::json j;
-    if (d == nullptr) {
-      j["error"] = err;
-    } else {
-      j = {{"name", d->name},       {"summary", d->summary},     {"kind", d->kind},
-           {"drive", d->drive},     {"clock", d->clock},         {"promises", d->promises},
-           {"max_delay_ns", d->max_delay_ns}, {"has_pending", d->pending != nullptr}};
-    }
-    write_all(fds[1], j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string got;
-  const auto start = std::chrono::steady_clock::now();
-  bool hung = false;
-  for (;;) {
-    const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
-    if (waited >= kProbeLimitMs) {
-      hung = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int rc = ::poll(&p, 1, static_cast<int>(kProbeLimitMs - waited));
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  if (hung) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const std::string& got = child.out;
+  const bool hung = child.timed_out;
   // Stages are single digits before the '{' that starts the JSON.
   const std::size_t brace = got.find('{');
   const std::string stages = got.substr(0, brace);
@@ -354,12 +301,13 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
                         kProbeLimitMs / 1000);
     return std::nullopt;
   }
+  if (child.interrupted) {
+    error = fmt::format("--subject {}: interrupted while probing {}", spec, where);
+    return std::nullopt;
+  }
   if (brace == std::string::npos) {
-    error = WIFSIGNALED(status)
-                ? fmt::format("--subject {}: {}: crashed while {}: killed by signal {} ({})", spec,
-                              where, step, WTERMSIG(status), strsignal(WTERMSIG(status)))
-                : fmt::format("--subject {}: {}: the process exited with status {} while {}", spec,
-                              where, WEXITSTATUS(status), step);
+    error = fmt::format("--subject {}: {}: the probe died while {}: {}", spec, where, step,
+                        child.describe(kProbeLimitMs));
     return std::nullopt;
   }
   const nlohmann::json j = nlohmann::json::parse(got.substr(brace), nullptr,

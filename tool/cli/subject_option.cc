@@ -1,0 +1,75 @@
+// tlab/tool/cli/subject_option.cc: see subject_option.h.
+#include "cli/subject_option.h"
+
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "runner/engine_subject.h"
+
+namespace tlab::tool {
+
+void add_subject_option(CLI::App& sub, std::string& spec) {
+  sub.add_option("--subject", spec,
+                 "run on this subject instead of the engine: a row of `tlab list subjects` "
+                 "(libuv, binary_heap, ...) or a shared library PATH.so[:entry] exporting the "
+                 "subject ABI (tlab/subject.h)")
+      ->type_name("S");
+}
+
+std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEnv& env) {
+  std::string error;
+  std::optional<SubjectFacts> f = probe_subject(spec, error);
+  if (!f) *env.err << "tlab: " << error << "\n";
+  return f;
+}
+
+tlab_subject shape_of(const SubjectFacts& f) {
+  tlab_subject d{};
+  d.abi_version = TLAB_SUBJECT_ABI_VERSION;
+  d.struct_size = sizeof(tlab_subject);
+  d.kind = f.kind;
+  d.drive = f.drive;
+  d.clock = f.clock;
+  d.promises = f.promise_bits;
+  d.max_delay_ns = f.max_delay_ns;
+  return d;
+}
+
+std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
+                                            const SubjectFacts& subject, bool named,
+                                            InputErrors& errors, const CliEnv& env) {
+  const tlab_subject shape = shape_of(subject);
+  std::vector<Scenario> out;
+  for (Scenario& s : scenarios) {
+    std::string why, pointer;
+    if (runner::subject_accepts(s, shape, why, pointer)) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    if (named) {
+      errors.push_back({s.source, pointer.empty() ? "/" : pointer,
+                        fmt::format("subject {} cannot play this scenario: {}", subject.name, why)});
+    } else {
+      *env.err << fmt::format("tlab: not applicable to subject {}: {} ({})\n", subject.name, s.name,
+                              why);
+    }
+  }
+  return out;
+}
+
+std::string describe_subject(const SubjectFacts& f) {
+  const std::string kind = f.kind == TLAB_KIND_FACILITY ? "timer facility" : "timed wait";
+  std::string drive;
+  if (f.kind == TLAB_KIND_FACILITY) {
+    drive = f.drive == TLAB_DRIVE_LOOP ? ", loop-driven" : ", self-driven (its own threads)";
+  }
+  const std::string clock =
+      f.clock == TLAB_CLOCK_HOST ? ", on tlab's clock" : ", own monotonic clock";
+  const std::string where = f.builtin() ? "built in" : f.library + ":" + f.entry;
+  return fmt::format("{}: {}{}{} ({}); promises {}", f.name, kind, drive, clock, where,
+                     f.promises.names().empty() ? "none" : f.promises.names());
+}
+
+}  // namespace tlab::tool

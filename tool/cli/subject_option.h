@@ -1,0 +1,52 @@
+// tlab/tool/cli/subject_option.h: `--subject NAME|PATH.so[:entry]`, shared by run,
+// check, replay, compare and list: the flag, probing what it names (exit 2 naming
+// the library and the symbol or field when it cannot be used), and which
+// scenarios a subject can play.
+//
+// Which scenarios: with --subject, a scenario runs on the subject through the
+// generic ABI driver (runner/engine_subject.h); subject_accepts decides from the
+// scenario's roles and clock and the subject's kind, drive and clock. Named files
+// it refuses are bad input (file + JSON pointer); built-in scenarios it refuses
+// are listed on stderr as not applicable, one line each, and skipped.
+//
+// Cost: one probe (a fork) per command. Ground rules: CLI thread only.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/json_input.h"
+#include "cli/command.h"
+#include "scenario/scenario.h"
+#include "subjects/plugin.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tlab::tool {
+
+// add_subject_option: adds --subject bound to `spec`.
+void add_subject_option(CLI::App& sub, std::string& spec);
+
+// resolve_subject: the facts of --subject `spec`, or nullopt after printing why
+// it cannot be used (the caller exits kExitBadInput).
+std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEnv& env);
+
+// shape_of: a descriptor with the facts' kind, drive, clock, promises and
+// max_delay (no functions): what subject_accepts reads.
+tlab_subject shape_of(const SubjectFacts& f);
+
+// scenarios_for_subject: the scenarios `subject` can play. `named`: the user
+// named the files (a refusal is an error in `errors`); otherwise refusals are
+// printed on env.err as not applicable.
+std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
+                                            const SubjectFacts& subject, bool named,
+                                            InputErrors& errors, const CliEnv& env);
+
+// describe_subject: one line: "libuv: timer facility, loop-driven, own monotonic
+// clock; promises delivery, exactly_once, accurate_cancel, fifo_ties".
+std::string describe_subject(const SubjectFacts& f);
+
+}  // namespace tlab::tool
