@@ -3,8 +3,6 @@
 // the oracle that judges its promise. Cases run in this process through
 // run_subject_engine (the driver the case child calls), and the verdict is decided
 // by judge() with the subject's own promises, as the runner does.
-#include <signal.h>
-
 #include <optional>
 #include <string>
 
@@ -14,6 +12,7 @@
 #include "runner/case_context.h"
 #include "runner/case_result.h"
 #include "runner/engine_subject.h"
+#include "runner/stress_runner.h"
 #include "scenario/scenario.h"
 #include "subjects/plugin.h"
 
@@ -171,12 +170,49 @@ INSTANTIATE_TEST_SUITE_P(
         Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"}),
     [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
 
-// The crash variant segfaults inside poll(): in the runner that is the case
-// child's death (verdict crash); here the same call kills the process.
-TEST(EngineSubjectDeathTest, CrashInPollKillsTheCaseProcess) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+// Runs `sc` on the subject library `so` through the real stress runner (a forked
+// case child, its watchdog, the parent's judge) with a budget of `budget_s`.
+CaseResult run_in_runner(const Scenario& sc, const std::string& so, double budget_s) {
+  CaseSpec spec;
+  spec.id = sc.name + "/" + so;
+  spec.scenario = &sc;
+  spec.strategy = "binary_heap";
+  spec.seed = sc.run.seed;
+  spec.operations = sc.run.operations;
+  spec.budget_s = budget_s;
+  spec.subject = so;
+  StressRunner runner;
+  return runner.run_case(spec, RunContext{});
+}
+
+// Through the runner, the correct subject passes and the report says whose
+// promises were judged; a seeded bug fails the same way as in process.
+TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
   const Scenario sc = load("facility_ties");
-  EXPECT_EXIT(run_on(sc, TLAB_TEST_SUBJECT_CRASH), ::testing::KilledBySignal(SIGSEGV), "");
+  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 20);
+  EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.message;
+  EXPECT_EQ(ok.subject, "test_correct");
+  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
+  EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
+  EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;
+}
+
+// A subject that segfaults inside poll() kills only its case's process: the
+// verdict is a fail with the crash finding naming the signal.
+TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 20);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+  ASSERT_EQ(r.violations.count("crash"), 1u) << r.message;
+  EXPECT_NE(r.violations.at("crash").first_example.find("signal 11"), std::string::npos)
+      << r.violations.at("crash").first_example;
+}
+
+// A subject whose poll() never returns is the case's timeout at its (small)
+// budget, with the actors' states: the loop thread is stuck in its poll.
+TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
+  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 0.5);
+  EXPECT_EQ(r.verdict, Verdict::kTimeout) << r.message;
+  EXPECT_NE(r.message.find("timer_thread#0: working"), std::string::npos) << r.message;
 }
 
 // ---- which scenarios a subject accepts ----

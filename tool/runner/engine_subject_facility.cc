@@ -148,7 +148,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
   std::uint64_t cookie = 0;
   if (!schedule_timer(r, delay, align, cookie)) return false;
   const double p = r.spec->cancel_probability;
-  if (p > 0 && std::bernoulli_distribution(p)(rng)) cancel_one(cookie, r.st->name, *r.log);
+  if (p > 0 && std::bernoulli_distribution(p)(rng)) cancel_one(cookie, *r.st, *r.log);
   return true;
 }
 
@@ -224,7 +224,7 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   return false;
 }
 
-void FacilityCase::cancel_one(std::uint64_t cookie, const std::string& who, ActorLog& log) {
+void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log) {
   const tlab_subject& d = calls_.d();
   CancelCall c{cookie};
   {
@@ -245,17 +245,17 @@ void FacilityCase::cancel_one(std::uint64_t cookie, const std::string& who, Acto
     st = d.cancel(calls_.self, c.handle, &res);
     c1 = steady_ns();
     c.t1 = host_now();
-  });
+  }, &who, cookie);
   log.sample(Latency::kCancelCost, c1 - c0);
   if (st == TLAB_EINVAL) {
     ctx_.add("cancel_einval");  // a handle the subject no longer knows: no claim
   } else if (st == TLAB_ENOMEM) {
     ctx_.add("cancel_enomem");
   } else if (st != TLAB_OK) {
-    driver_error(fmt::format("{}: cancel(handle 0x{:x}) of cookie {} at {} returned {}", who,
+    driver_error(fmt::format("{}: cancel(handle 0x{:x}) of cookie {} at {} returned {}", who.name,
                              c.handle, cookie, at(c.t0), status_name(st)));
   } else {
-    on_cancel_result(c, res, who);
+    on_cancel_result(c, res, who.name);
   }
 }
 
@@ -378,7 +378,7 @@ void FacilityCase::canceller_loop(ActorRun& r, std::mt19937_64& rng) {
     sleep_us(ctx_, delay);
     r.st->set(Phase::kWorking, cookie);
     if (cookie == 0) continue;
-    cancel_one(cookie, r.st->name, *r.log);
+    cancel_one(cookie, *r.st, *r.log);
     r.st->ops.fetch_add(1, std::memory_order::relaxed);
   }
 }

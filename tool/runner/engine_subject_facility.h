@@ -136,7 +136,7 @@ class FacilityCase {
   const Settled* settled(std::uint64_t cookie) const;  // requires mu_
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie);
-  void cancel_one(std::uint64_t cookie, const std::string& who, ActorLog& log);
+  void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
   struct CancelCall {
     std::uint64_t cookie = 0, handle = 0;
     std::int64_t t0 = 0, t1 = 0;  // host clock when the call began and returned

@@ -29,6 +29,7 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d)
 void FacilityCase::build_actors() {
   timer_st_ = &ctx_.add_actor(virtual_ ? "driver#0" : loop_ ? "timer_thread#0" : "subject#0");
   fire_log_ = &ctx_.log_of(*timer_st_);
+  timer_st_->set(Phase::kWorking);
   std::array<int, kRoleCount> per_role{};
   std::size_t index = 0;
   for (const Actor& a : s_.actors) {
@@ -49,6 +50,7 @@ void FacilityCase::build_actors() {
   }
   shutdown_.st = &ctx_.add_actor("shutdown#0");
   shutdown_.log = &ctx_.log_of(*shutdown_.st);
+  shutdown_.st->set(Phase::kWaiting);  // for the others to finish
 }
 
 void FacilityCase::run() {
@@ -129,7 +131,7 @@ void FacilityCase::run_virtual() {
         if (host_now() < r.next_virtual) continue;
         const std::uint64_t cookie = pick_live(rngs[i]);
         if (cookie == 0) continue;
-        cancel_one(cookie, r.st->name, *r.log);
+        cancel_one(cookie, *r.st, *r.log);
         r.st->ops.fetch_add(1, std::memory_order::relaxed);
         r.next_virtual = 0;
         continue;
