@@ -44,17 +44,23 @@ Scenario load_text(const std::string& text) {
   return s.value_or(Scenario{});
 }
 
-// Runs `sc` on the subject library `so` in this process and judges the result
-// against the subject's promises.
-Ran run_on(const Scenario& sc, const std::string& so) {
+// The case of `sc` on the subject library `so`, as the CLI plans it.
+CaseSpec spec_of(const Scenario& sc, const std::string& so, double budget_s) {
   CaseSpec spec;
   spec.id = sc.name + "/" + so;
   spec.scenario = &sc;
   spec.strategy = "binary_heap";
   spec.seed = sc.run.seed;
   spec.operations = sc.run.operations;
-  spec.budget_s = sc.run.budget_s;
+  spec.budget_s = budget_s;
   spec.subject = so;
+  return spec;
+}
+
+// Runs `sc` on the subject library `so` in this process and judges the result
+// against the subject's promises.
+Ran run_on(const Scenario& sc, const std::string& so) {
+  const CaseSpec spec = spec_of(sc, so, sc.run.budget_s);
   runner::CaseContext ctx(spec, runner::steady_ns());
   Ran out;
   try {
@@ -173,16 +179,8 @@ INSTANTIATE_TEST_SUITE_P(
 // Runs `sc` on the subject library `so` through the real stress runner (a forked
 // case child, its watchdog, the parent's judge) with a budget of `budget_s`.
 CaseResult run_in_runner(const Scenario& sc, const std::string& so, double budget_s) {
-  CaseSpec spec;
-  spec.id = sc.name + "/" + so;
-  spec.scenario = &sc;
-  spec.strategy = "binary_heap";
-  spec.seed = sc.run.seed;
-  spec.operations = sc.run.operations;
-  spec.budget_s = budget_s;
-  spec.subject = so;
   StressRunner runner;
-  return runner.run_case(spec, RunContext{});
+  return runner.run_case(spec_of(sc, so, budget_s), RunContext{});
 }
 
 // Through the runner, the correct subject passes and the report says whose
