@@ -1,0 +1,280 @@
+// The generic ABI driver (tool/runner/engine_subject.h) on test_subject.c: the
+// correct facility passes every facility scenario, and each seeded bug fails with
+// the oracle that judges its promise. Cases run in this process through
+// run_subject_engine (the driver the case child calls), and the verdict is decided
+// by judge() with the subject's own promises, as the runner does.
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "oracles/oracles.h"
+#include "runner/case_context.h"
+#include "runner/case_result.h"
+#include "runner/engine_subject.h"
+#include "runner/stress_runner.h"
+#include "scenario/scenario.h"
+#include "subjects/plugin.h"
+
+namespace tlab::tool {
+namespace {
+
+struct Ran {
+  CaseResult r;
+  std::string error;  // a driver error (what the child harness turns into verdict error)
+};
+
+std::string scenario_path(const std::string& name) {
+  return std::string(TLAB_SOURCE_DIR) + "/scenarios/" + name + ".json";
+}
+
+Scenario load(const std::string& name) {
+  ScenarioLoader loader;
+  InputErrors errors;
+  std::optional<Scenario> s = loader.load_file(scenario_path(name), errors);
+  EXPECT_TRUE(s.has_value()) << (errors.empty() ? "" : errors[0].message);
+  return s.value_or(Scenario{});
+}
+
+Scenario load_text(const std::string& text) {
+  ScenarioLoader loader;
+  InputErrors errors;
+  std::optional<Scenario> s = loader.load_text(text, "inline", errors);
+  EXPECT_TRUE(s.has_value()) << (errors.empty() ? "" : errors[0].message);
+  return s.value_or(Scenario{});
+}
+
+// The case of `sc` on the subject library `so`, as the CLI plans it.
+CaseSpec spec_of(const Scenario& sc, const std::string& so, double budget_s) {
+  CaseSpec spec;
+  spec.id = sc.name + "/" + so;
+  spec.scenario = &sc;
+  spec.strategy = "binary_heap";
+  spec.seed = sc.run.seed;
+  spec.operations = sc.run.operations;
+  spec.budget_s = budget_s;
+  spec.subject = so;
+  return spec;
+}
+
+// Runs `sc` on the subject library `so` in this process and judges the result
+// against the subject's promises.
+Ran run_on(const Scenario& sc, const std::string& so) {
+  const CaseSpec spec = spec_of(sc, so, sc.run.budget_s);
+  runner::CaseContext ctx(spec, runner::steady_ns());
+  Ran out;
+  try {
+    runner::run_subject_engine(ctx);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  out.r = ctx.snapshot(Verdict::kPass, "", out.error.empty());
+  std::string err;
+  const tlab_subject* d = open_subject(so, err);
+  EXPECT_NE(d, nullptr) << err;
+  if (d != nullptr) judge(sc.expect, promises_of_abi(d->promises), out.r, false);
+  return out;
+}
+
+std::string summary(const Ran& ran) {
+  std::string s = std::string(name_of(ran.r.verdict)) + " " + ran.error + " " + ran.r.message;
+  for (const auto& [key, v] : ran.r.violations) {
+    s += "\n  " + key + "=" + std::to_string(v.count) + ": " + v.first_example;
+  }
+  return s;
+}
+
+std::uint64_t count_of(const Ran& ran, const std::string& key) {
+  auto it = ran.r.violations.find(key);
+  return it == ran.r.violations.end() ? 0 : it->second.count;
+}
+
+std::uint64_t counter(const Ran& ran, const std::string& key) {
+  auto it = ran.r.counters.find(key);
+  return it == ran.r.counters.end() ? 0 : it->second;
+}
+
+class CorrectSubject : public ::testing::TestWithParam<const char*> {};
+
+// The correct facility passes each facility scenario (real clock, virtual clock,
+// huge and negative delays): nothing is flagged, timers fired and were cancelled,
+// and destroy() ran with timers pending.
+TEST_P(CorrectSubject, PassesTheFacilityScenario) {
+  const Scenario sc = load(GetParam());
+  const Ran ran = run_on(sc, TLAB_TEST_SUBJECT_CORRECT);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_TRUE(ran.r.violations.empty()) << summary(ran);
+  EXPECT_GT(counter(ran, "fired"), 0u) << summary(ran);
+  EXPECT_GT(counter(ran, "pending_at_destroy"), 0u) << summary(ran);
+  EXPECT_GT(ran.r.latency.count("fire_lateness"), 0u);
+  EXPECT_GT(ran.r.latency.count("schedule_cost"), 0u);
+}
+INSTANTIATE_TEST_SUITE_P(Scenarios, CorrectSubject,
+                         ::testing::Values("facility_races", "facility_ties",
+                                           "huge_and_negative_delays"));
+
+// huge_and_negative_delays on the correct subject: negative delays are refused
+// with TLAB_EINVAL (counted, not a violation) and huge ones saturate, never fire.
+TEST(EngineSubject, NegativeDelaysAreRefusedAndCounted) {
+  const Ran ran = run_on(load("huge_and_negative_delays"), TLAB_TEST_SUBJECT_CORRECT);
+  EXPECT_GT(counter(ran, "refused"), 0u) << summary(ran);
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+}
+
+// The cancels of facility_races reach the subject: some PREVENTED (counted as
+// cancelled) and the cancel-cost histogram is recorded.
+TEST(EngineSubject, CancelsArePreventedAndTimed) {
+  const Ran ran = run_on(load("facility_races"), TLAB_TEST_SUBJECT_CORRECT);
+  EXPECT_GT(counter(ran, "cancelled"), 0u) << summary(ran);
+  EXPECT_GT(ran.r.latency.count("cancel_cost"), 0u);
+}
+
+struct Bug {
+  const char* variant;
+  const char* library;
+  const char* scenario;
+  const char* oracle;
+};
+
+class SeededBug : public ::testing::TestWithParam<Bug> {};
+
+// Each seeded bug fails the case with the oracle that judges it, and the first
+// example is a sentence that names a cookie or the call.
+TEST_P(SeededBug, FailsWithItsOracle) {
+  const Bug& b = GetParam();
+  const Ran ran = run_on(load(b.scenario), b.library);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  EXPECT_GT(count_of(ran, b.oracle), 0u) << summary(ran);
+  auto it = ran.r.violations.find(b.oracle);
+  if (it != ran.r.violations.end()) {
+    const std::string& ex = it->second.first_example;
+    EXPECT_TRUE(ex.find("cookie") != std::string::npos || ex.find("pending()") != std::string::npos)
+        << ex;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(
+    Variants, SeededBug,
+    ::testing::Values(
+        Bug{"early_virtual", TLAB_TEST_SUBJECT_EARLY, "facility_ties", "early_fire"},
+        Bug{"early_real", TLAB_TEST_SUBJECT_EARLY, "facility_races", "early_fire"},
+        Bug{"double_virtual", TLAB_TEST_SUBJECT_DOUBLE, "facility_ties", "double_resume"},
+        Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume"},
+        Bug{"after_cancel_virtual", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_ties",
+            "fired_after_cancel"},
+        Bug{"after_cancel_real", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_races",
+            "fired_after_cancel"},
+        Bug{"lost_virtual", TLAB_TEST_SUBJECT_LOST, "facility_ties", "lost_timer"},
+        Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer"},
+        Bug{"wrong_cancel_virtual", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_ties",
+            "wrong_result"},
+        Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races",
+            "wrong_result"},
+        Bug{"fifo_virtual", TLAB_TEST_SUBJECT_FIFO, "facility_ties", "fifo_order"},
+        Bug{"pending_virtual", TLAB_TEST_SUBJECT_PENDING, "facility_ties", "conservation"},
+        Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"}),
+    [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
+
+// Runs `sc` on the subject library `so` through the real stress runner (a forked
+// case child, its watchdog, the parent's judge) with a budget of `budget_s`.
+CaseResult run_in_runner(const Scenario& sc, const std::string& so, double budget_s) {
+  StressRunner runner;
+  return runner.run_case(spec_of(sc, so, budget_s), RunContext{});
+}
+
+// Through the runner, the correct subject passes and the report says whose
+// promises were judged; a seeded bug fails the same way as in process.
+TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
+  const Scenario sc = load("facility_ties");
+  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 20);
+  EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.message;
+  EXPECT_EQ(ok.subject, "test_correct");
+  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
+  EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
+  EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;
+}
+
+// A subject that segfaults inside poll() kills only its case's process: the
+// verdict is a fail with the crash finding naming the signal.
+TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 20);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+  ASSERT_EQ(r.violations.count("crash"), 1u) << r.message;
+  EXPECT_NE(r.violations.at("crash").first_example.find("signal 11"), std::string::npos)
+      << r.violations.at("crash").first_example;
+}
+
+// A subject whose poll() never returns is the case's timeout at its (small)
+// budget, with the actors' states: the loop thread is stuck in its poll.
+TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
+  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 0.5);
+  EXPECT_EQ(r.verdict, Verdict::kTimeout) << r.message;
+  EXPECT_NE(r.message.find("timer_thread#0: working"), std::string::npos) << r.message;
+}
+
+// ---- which scenarios a subject accepts ----
+
+const tlab_subject& correct_descriptor() {
+  std::string err;
+  const tlab_subject* d = open_subject(TLAB_TEST_SUBJECT_CORRECT, err);
+  EXPECT_NE(d, nullptr) << err;
+  return *d;
+}
+
+std::string accepts(const std::string& actors, const std::string& clock, std::string* pointer) {
+  const Scenario sc = load_text(R"({"name": "t", "description": "t", "engine": {"clock": ")" +
+                                clock + R"("}, "actors": [)" + actors +
+                                R"(], "run": {"operations": 10, "budget_s": 1}})");
+  std::string why, ptr;
+  const bool ok = runner::subject_accepts(sc, correct_descriptor(), why, ptr);
+  if (pointer != nullptr) *pointer = ptr;
+  return ok ? "" : why;
+}
+
+// A waiter needs tlab's own Waiter: refused at its role's pointer, naming it.
+TEST(SubjectAccepts, RefusesRolesThatNeedTlabsOwnEngine) {
+  std::string ptr;
+  const std::string why =
+      accepts(R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}},
+                 {"role": "waiter", "count": 1, "timeout_us": {"fixed": 1}},
+                 {"role": "timer_thread", "count": 1})",
+              "steady", &ptr);
+  EXPECT_EQ(ptr, "/actors/1/role");
+  EXPECT_NE(why.find("Waiter"), std::string::npos) << why;
+}
+
+// Periodic timers are not in the ABI: refused at the mode.
+TEST(SubjectAccepts, RefusesPeriodicModes) {
+  std::string ptr;
+  const std::string why = accepts(
+      R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}, "mode": "fixed_rate",
+          "period_us": {"fixed": 10}}, {"role": "timer_thread", "count": 1})",
+      "steady", &ptr);
+  EXPECT_EQ(ptr, "/actors/0/mode");
+  EXPECT_NE(why.find("one-shot"), std::string::npos) << why;
+}
+
+// A loop subject on the real clock with no timer_thread has nobody to poll it;
+// on a virtual scenario the driver polls, so the same actors are accepted.
+TEST(SubjectAccepts, LoopSubjectOnRealClockNeedsATimerThread) {
+  const std::string actors = R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}})";
+  std::string ptr;
+  const std::string why = accepts(actors, "steady", &ptr);
+  EXPECT_EQ(ptr, "/actors");
+  EXPECT_NE(why.find("who would poll"), std::string::npos) << why;
+  EXPECT_EQ(accepts(actors, "virtual", nullptr), "");
+}
+
+// A timed-wait role on a facility is refused at its role.
+TEST(SubjectAccepts, RefusesTimedWaitRolesOnAFacility) {
+  std::string ptr;
+  const std::string why =
+      accepts(R"({"role": "mutex_contender", "count": 1, "timeout_us": {"fixed": 1}})", "steady",
+              &ptr);
+  EXPECT_EQ(ptr, "/actors/0/role");
+  EXPECT_NE(why.find("TLAB_KIND_TIMED_WAIT"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace tlab::tool

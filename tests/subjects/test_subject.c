@@ -1,0 +1,253 @@
+/* tests/subjects/test_subject.c: a small, correct, loop-driven host-clock timer
+ * facility behind the subject ABI (tlab/subject.h), and, under one compile-time
+ * define each, the bugs the generic driver's oracles must catch.
+ *
+ * The facility: a slot table (handle = generation << 32 | slot index) and an
+ * array of pending slots kept sorted by (deadline, schedule sequence), so equal
+ * deadlines fire in schedule order. poll(now) fires every timer due at or before
+ * now, earliest first. Not thread-safe (tlab serialises its calls); VIRTUAL.
+ *
+ *   | define                    | bug                                             | oracle              |
+ *   |---------------------------|-------------------------------------------------|---------------------|
+ *   | (none)                    | correct                                         | none                |
+ *   | TLAB_TEST_BUG_EARLY       | fires one tick early                            | early_fire          |
+ *   | TLAB_TEST_BUG_DOUBLE      | fires every 50th timer twice                    | double_resume       |
+ *   | TLAB_TEST_BUG_AFTER_CANCEL| cancel says PREVENTED but leaves the timer armed| fired_after_cancel  |
+ *   | TLAB_TEST_BUG_LOST        | drops every 50th timer (schedule says OK)       | lost_timer          |
+ *   | TLAB_TEST_BUG_WRONG_CANCEL| TOO_LATE for pending timers, and removes them   | wrong_result        |
+ *   | TLAB_TEST_BUG_FIFO        | LIFO among equal deadlines                      | fifo_order          |
+ *   | TLAB_TEST_BUG_PENDING     | pending() one too many                          | conservation        |
+ *   | TLAB_TEST_BUG_CRASH       | segfaults in poll after 200 schedules           | crash (verdict)     |
+ *   | TLAB_TEST_BUG_HANG        | poll spins forever after 200 schedules          | timeout (verdict)   |
+ *
+ * Cost: schedule and cancel O(pending) (array insert/erase), poll O(fired).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tlab/subject.h"
+
+#ifndef TLAB_TEST_SUBJECT_NAME
+#define TLAB_TEST_SUBJECT_NAME "test_correct"
+#endif
+
+#ifdef TLAB_TEST_BUG_CRASH
+/* NULL, but the compiler cannot know it (volatile): the store is kept and faults. */
+int* volatile g_nowhere = NULL;
+#endif
+
+/* After this many schedules the crash and hang variants misbehave in poll. */
+#define BUG_AFTER_OPS 200
+
+enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FIRED, SLOT_CANCELLED };
+
+typedef struct slot {
+  uint32_t generation;
+  uint32_t state;
+  int64_t deadline;
+  uint64_t seq;
+  uint64_t cookie;
+} slot;
+
+typedef struct facility {
+  tlab_subject_config config;
+  slot* slots;
+  uint32_t nslots, cap_slots;
+  uint32_t* free_list; /* slot indices */
+  uint32_t nfree;
+  uint32_t* sorted; /* pending slot indices by (deadline, seq) */
+  uint32_t npending, cap_sorted;
+  uint64_t seq, schedules;
+} facility;
+
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+/* before: whether pending slot a fires before slot b. */
+static int before(const facility* f, uint32_t a, uint32_t b) {
+  const slot* x = &f->slots[a];
+  const slot* y = &f->slots[b];
+  if (x->deadline != y->deadline) return x->deadline < y->deadline;
+#ifdef TLAB_TEST_BUG_FIFO
+  return x->seq > y->seq;
+#else
+  return x->seq < y->seq;
+#endif
+}
+
+static tlab_status create(const tlab_subject_config* config, void** self) {
+  facility* f = calloc(1, sizeof *f);
+  if (f == NULL) return TLAB_ENOMEM;
+  f->config = *config;
+  *self = f;
+  return TLAB_OK;
+}
+
+static void destroy(void* self) {
+  facility* f = self;
+  free(f->slots);
+  free(f->free_list);
+  free(f->sorted);
+  free(f);
+}
+
+static int grow(void** p, uint32_t* cap, size_t elem) {
+  const uint32_t n = *cap == 0 ? 64 : *cap * 2;
+  void* q = realloc(*p, n * elem);
+  if (q == NULL) return 0;
+  *p = q;
+  *cap = n;
+  return 1;
+}
+
+static void erase_sorted(facility* f, uint32_t index) {
+  for (uint32_t i = 0; i < f->npending; ++i) {
+    if (f->sorted[i] != index) continue;
+    memmove(&f->sorted[i], &f->sorted[i + 1], (f->npending - i - 1) * sizeof f->sorted[0]);
+    --f->npending;
+    return;
+  }
+}
+
+static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64_t cookie,
+                            uint64_t* handle) {
+  facility* f = self;
+  if (delay_ns < 0) return TLAB_EINVAL;
+  uint32_t index;
+  if (f->nfree > 0) {
+    index = f->free_list[--f->nfree];
+  } else {
+    if (f->nslots == f->cap_slots) {
+      uint32_t cap = f->cap_slots;
+      if (!grow((void**)&f->slots, &cap, sizeof(slot))) return TLAB_ENOMEM;
+      uint32_t fcap = f->cap_slots;
+      if (!grow((void**)&f->free_list, &fcap, sizeof(uint32_t))) return TLAB_ENOMEM;
+      f->cap_slots = cap;
+    }
+    index = f->nslots++;
+    f->slots[index].generation = 0;
+  }
+  slot* s = &f->slots[index];
+  ++s->generation;
+  s->state = SLOT_PENDING;
+  s->deadline = sat_add(now_ns, delay_ns);
+  s->seq = ++f->seq;
+  s->cookie = cookie;
+  *handle = (uint64_t)s->generation << 32 | index;
+  ++f->schedules;
+#ifdef TLAB_TEST_BUG_LOST
+  if (f->schedules % 50 == 0) {
+    s->state = SLOT_FIRED; /* dropped: never queued, never fired */
+    f->free_list[f->nfree++] = index;
+    return TLAB_OK;
+  }
+#endif
+  if (f->npending == f->cap_sorted && !grow((void**)&f->sorted, &f->cap_sorted, sizeof(uint32_t)))
+    return TLAB_ENOMEM;
+  uint32_t at = f->npending;
+  while (at > 0 && before(f, index, f->sorted[at - 1])) --at;
+  memmove(&f->sorted[at + 1], &f->sorted[at], (f->npending - at) * sizeof f->sorted[0]);
+  f->sorted[at] = index;
+  ++f->npending;
+  return TLAB_OK;
+}
+
+static tlab_status cancel(void* self, uint64_t handle, int32_t* result) {
+  facility* f = self;
+  const uint32_t index = (uint32_t)handle;
+  const uint32_t generation = (uint32_t)(handle >> 32);
+  if (index >= f->nslots || f->slots[index].generation != generation) {
+    *result = TLAB_CANCEL_UNKNOWN; /* the slot was reused: that timer is long gone */
+    return TLAB_OK;
+  }
+  slot* s = &f->slots[index];
+  if (s->state == SLOT_FIRED) {
+    *result = TLAB_CANCEL_TOO_LATE;
+    return TLAB_OK;
+  }
+  if (s->state != SLOT_PENDING) {
+    *result = TLAB_CANCEL_UNKNOWN;
+    return TLAB_OK;
+  }
+#ifdef TLAB_TEST_BUG_AFTER_CANCEL
+  *result = TLAB_CANCEL_PREVENTED; /* but it stays queued */
+  return TLAB_OK;
+#endif
+  erase_sorted(f, index);
+  s->state = SLOT_CANCELLED;
+  f->free_list[f->nfree++] = index;
+#ifdef TLAB_TEST_BUG_WRONG_CANCEL
+  *result = TLAB_CANCEL_TOO_LATE;
+#else
+  *result = TLAB_CANCEL_PREVENTED;
+#endif
+  return TLAB_OK;
+}
+
+static tlab_status poll_timers(void* self, int64_t now_ns) {
+  facility* f = self;
+#ifdef TLAB_TEST_BUG_CRASH
+  if (f->schedules >= BUG_AFTER_OPS) *g_nowhere = 1;
+#endif
+#ifdef TLAB_TEST_BUG_HANG
+  while (f->schedules >= BUG_AFTER_OPS) __asm__ volatile("");
+#endif
+#ifdef TLAB_TEST_BUG_EARLY
+  now_ns = sat_add(now_ns, f->config.tick_ns);
+#endif
+  while (f->npending > 0 && f->slots[f->sorted[0]].deadline <= now_ns) {
+    const uint32_t index = f->sorted[0];
+    memmove(&f->sorted[0], &f->sorted[1], (f->npending - 1) * sizeof f->sorted[0]);
+    --f->npending;
+    slot* s = &f->slots[index];
+    s->state = SLOT_FIRED;
+    f->free_list[f->nfree++] = index;
+    f->config.fired(f->config.host, s->cookie);
+#ifdef TLAB_TEST_BUG_DOUBLE
+    if (s->seq % 50 == 0) f->config.fired(f->config.host, s->cookie);
+#endif
+  }
+  return TLAB_OK;
+}
+
+static tlab_status pending(void* self, uint64_t* count) {
+  const facility* f = self;
+#ifdef TLAB_TEST_BUG_PENDING
+  *count = f->npending + 1;
+#else
+  *count = f->npending;
+#endif
+  return TLAB_OK;
+}
+
+static const tlab_subject kSubject = {
+    TLAB_SUBJECT_ABI_VERSION,
+    sizeof(tlab_subject),
+    TLAB_TEST_SUBJECT_NAME,
+    "tests/subjects/test_subject.c: a sorted-array facility (one bug per build)",
+    TLAB_KIND_FACILITY,
+    TLAB_DRIVE_LOOP,
+    TLAB_CLOCK_HOST,
+    0,
+    TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
+        TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_PENDING_COUNT |
+        TLAB_PROMISE_VIRTUAL,
+    0,
+    create,
+    destroy,
+    schedule,
+    cancel,
+    poll_timers,
+    pending,
+    NULL,
+    NULL,
+};
+
+__attribute__((visibility("default"))) const tlab_subject* tlab_subject_entry(
+    uint32_t host_abi_version) {
+  return host_abi_version == TLAB_SUBJECT_ABI_VERSION ? &kSubject : NULL;
+}

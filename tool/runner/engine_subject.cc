@@ -1,0 +1,160 @@
+// tlab/tool/runner/engine_subject.cc: see engine_subject.h. Which scenarios a
+// subject can run, and the dispatch by kind; the facility case is in
+// engine_subject_facility*.cc, the timed wait in engine_subject_wait.cc.
+//
+// What a scenario's roles mean on a subject (scenarios/README.md, "On a subject"):
+//   | role            | facility (TLAB_KIND_FACILITY)         | timed wait (TLAB_KIND_TIMED_WAIT) |
+//   |-----------------|---------------------------------------|-----------------------------------|
+//   | scheduler       | schedule() per operation (mode once)  | refused                           |
+//   | canceller       | cancel() of a random outstanding timer| refused                           |
+//   | timer_thread    | the poll loop (count 1); a SELF       | refused (nothing to poll)         |
+//   |                 | subject's own threads take its place  |                                   |
+//   | mutex_contender | refused                               | acquire_for / hold / release      |
+//   | pool_client     | refused                               | the same, permits = pool_size     |
+//   | any other       | refused: it needs tlab's own engine   | refused                           |
+#include "runner/engine_subject.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "runner/engine_subject_calls.h"
+#include "subjects/plugin.h"
+
+namespace tlab::tool::runner {
+
+namespace {
+
+// The roles that need one of tlab's own engines, and which.
+std::string_view own_engine_of(Role r) {
+  switch (r) {
+    case Role::kWaiter:
+      return "Waiter (a thread parked on a token, resumed by cancel or expiry)";
+    case Role::kThrower:
+      return "TimerService (tasks that throw; a subject's fired() must not throw)";
+    case Role::kWorkerChurn:
+      return "Executor (workers stopped and restarted)";
+    case Role::kWaitGroupMember:
+    case Role::kWaitGroupWaiter:
+      return "TimedWaitGroup";
+    case Role::kCoroutineTask:
+      return "EventLoop (co_await with_timeout)";
+    default:
+      return "engine";
+  }
+}
+
+}  // namespace
+
+bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
+                     std::string& pointer) {
+  auto refuse = [&](std::string p, std::string w) {
+    pointer = std::move(p);
+    why = std::move(w);
+    return false;
+  };
+  const bool facility = s.kind == TLAB_KIND_FACILITY;
+  const std::string_view kind = facility ? "a timer facility (schedule/cancel/poll)"
+                                         : "a timed wait (acquire_for/release)";
+  int schedulers = 0, pollers = 0, holders = 0;
+  for (std::size_t i = 0; i < sc.actors.size(); ++i) {
+    const Actor& a = sc.actors[i];
+    const std::string at = fmt::format("/actors/{}", i);
+    switch (a.role) {
+      case Role::kScheduler:
+      case Role::kCanceller:
+      case Role::kTimerThread:
+        if (!facility) {
+          return refuse(at + "/role",
+                        fmt::format("role {} needs a timer facility; subject {} is {}",
+                                    name_of(a.role), s.name, kind));
+        }
+        if (a.role == Role::kScheduler) {
+          if (a.mode != ScheduleMode::kOnce) {
+            return refuse(at + "/mode",
+                          fmt::format("a periodic mode: the subject ABI's schedule() is one-shot, "
+                                      "so subject {} cannot run periodic timers (use mode once)",
+                                      s.name));
+          }
+          ++schedulers;
+        }
+        if (a.role == Role::kTimerThread) {
+          if (a.count != 1) {
+            return refuse(at + "/count",
+                          fmt::format("a subject has one loop: timer_thread count must be 1, not {}",
+                                      a.count));
+          }
+          ++pollers;
+        }
+        break;
+      case Role::kMutexContender:
+      case Role::kPoolClient:
+        if (facility) {
+          return refuse(at + "/role",
+                        fmt::format("role {} needs a timed-wait subject (TLAB_KIND_TIMED_WAIT); "
+                                    "subject {} is {}",
+                                    name_of(a.role), s.name, kind));
+        }
+        holders += a.count;
+        break;
+      default:
+        return refuse(at + "/role",
+                      fmt::format("role {} needs tlab's own {}; a subject is reached only through "
+                                  "the subject ABI, and subject {} is {}",
+                                  name_of(a.role), own_engine_of(a.role), s.name, kind));
+    }
+  }
+  if (!facility) {
+    if (holders == 0) {
+      return refuse("/actors", fmt::format("subject {} is {}: the scenario needs a "
+                                           "mutex_contender or pool_client actor",
+                                           s.name, kind));
+    }
+    if (holders > 1 && (s.promises & TLAB_PROMISE_THREAD_SAFE) == 0) {
+      return refuse("/actors",
+                    fmt::format("{} threads would call subject {} at once, but it does not promise "
+                                "TLAB_PROMISE_THREAD_SAFE (blocking calls cannot be serialised: "
+                                "a holder must release while another waits)",
+                                holders, s.name));
+    }
+    return true;
+  }
+  if (schedulers == 0) {
+    return refuse("/actors", fmt::format("subject {} is {}: the scenario needs a scheduler actor "
+                                         "(the only role that schedules)",
+                                         s.name, kind));
+  }
+  // A loop subject on the real clock is polled by the timer_thread actor. On a
+  // virtual scenario it is polled anyway: by the driver (VIRTUAL) or, when it
+  // cannot run on tlab's clock, by a poller thread on the real clock (noted).
+  if (s.drive == TLAB_DRIVE_LOOP && sc.engine.clock != ClockKind::kVirtual && pollers == 0) {
+    return refuse("/actors",
+                  fmt::format("subject {} is loop-driven (TLAB_DRIVE_LOOP) and the scenario runs "
+                              "on the real clock without a timer_thread actor: who would poll? "
+                              "Add {{\"role\": \"timer_thread\", \"count\": 1}}",
+                              s.name));
+  }
+  return true;
+}
+
+void run_abi_case(CaseContext& ctx, const tlab_subject& s) {
+  if (s.kind == TLAB_KIND_FACILITY) {
+    run_facility_case(ctx, s);
+  } else {
+    run_timed_wait_case(ctx, s);
+  }
+}
+
+void run_subject_engine(CaseContext& ctx) {
+  std::string error;
+  const tlab_subject* d = open_subject(ctx.spec().subject, error);
+  if (d == nullptr) throw std::runtime_error(error);
+  std::string why, pointer;
+  if (!subject_accepts(ctx.scenario(), *d, why, pointer)) {
+    throw std::runtime_error(
+        fmt::format("scenario {}: {}: {}", ctx.scenario().name, pointer, why));
+  }
+  run_abi_case(ctx, *d);
+}
+
+}  // namespace tlab::tool::runner

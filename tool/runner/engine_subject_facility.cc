@@ -1,0 +1,399 @@
+// tlab/tool/runner/engine_subject_facility.cc: the facility case's calls and how
+// each result is judged as it happens (engine_subject_facility.h has the tables).
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runner/engine_subject_facility.h"
+
+namespace tlab::tool::runner {
+
+std::int64_t FacilityCase::host_now() const {
+  // relaxed: only the driver's main thread advances the virtual clock, and every
+  // virtual-case call runs on that thread.
+  return virtual_ ? vclock_.load(std::memory_order::relaxed) : monotonic_ns();
+}
+
+std::string FacilityCase::at(std::int64_t host_ns) const {
+  // Real clock: CLOCK_MONOTONIC is the steady clock of the case's timeline.
+  // Virtual: the case starts at the epoch.
+  return virtual_ ? "t=" + fmt_ns(host_ns - kSubjectVirtualEpochNs) : ctx_.at(host_ns);
+}
+
+void FacilityCase::fired_cb(void* host, std::uint64_t cookie) {
+  static_cast<FacilityCase*>(host)->on_fired(cookie);
+}
+
+// ---- fires ---------------------------------------------------------------------
+
+void FacilityCase::on_fired(std::uint64_t cookie) {
+  // "now" on the subject's clock: the poll's now for a HOST loop subject (what
+  // it was told), else CLOCK_MONOTONIC as the subject itself would read it.
+  // relaxed: poll_now_ is written by this same thread just before poll().
+  const std::int64_t now =
+      virtual_ || (loop_ && host_clock_) ? poll_now_.load(std::memory_order::relaxed) : monotonic_ns();
+  std::lock_guard lk(mu_);
+  ++seq_;
+  if (destroyed_) {
+    ctx_.violation(Oracle::kFiredAfterCancel,
+                   fmt::format("fired(cookie {}) was called at {}, after destroy() had returned "
+                               "(destroy must drop pending timers and join the subject's threads)",
+                               cookie, at(now)));
+    return;
+  }
+  auto it = live_.find(cookie);
+  if (it == live_.end()) {
+    late_fire(cookie, now);
+    return;
+  }
+  Live& r = it->second;
+  fire_log_->sample(Latency::kFireLateness, now - r.deadline);
+  if (now < r.deadline) {
+    ctx_.violation(Oracle::kEarlyFire,
+                   fmt::format("cookie {} of {}: schedule(now, delay={} ns) called at {} (due at "
+                               "{}) fired at {}, {} before its deadline",
+                               cookie, r.owner->name, r.delay, at(r.scheduled_at), at(r.deadline),
+                               at(now), fmt_ns(r.deadline - now)));
+  }
+  if (r.aligned) {
+    auto g = fifo_.find({r.owner, r.deadline});
+    if (g != fifo_.end()) {
+      if (g->second.fired_cookie > cookie) {
+        ctx_.violation_named(
+            "fifo_order",
+            fmt::format("{}: cookies {} and {} share the deadline {} and were scheduled in that "
+                        "order, but cookie {} fired first (cookie {} at {})",
+                        r.owner->name, cookie, g->second.fired_cookie, at(r.deadline),
+                        g->second.fired_cookie, cookie, at(now)));
+      }
+      g->second.fired_cookie = std::max(g->second.fired_cookie, cookie);
+    }
+  }
+  ++fired_;
+  settle(cookie, r, Outcome::kFired, now, nullptr);
+}
+
+void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
+  if (cookie == 0 || cookie >= next_cookie_.load(std::memory_order::relaxed)) {
+    ctx_.violation(Oracle::kDoubleResume,
+                   fmt::format("fired(cookie {}) at {}: tlab never passed that cookie to "
+                               "schedule()",
+                               cookie, at(now)));
+    return;
+  }
+  const Settled* s = settled(cookie);
+  if (s == nullptr) {
+    ctx_.violation(Oracle::kDoubleResume,
+                   fmt::format("fired(cookie {}) at {}, but that timer had already fired or been "
+                               "prevented (more than {} timers ago, so its first outcome is no "
+                               "longer kept)",
+                               cookie, at(now), kSettledRing));
+    return;
+  }
+  switch (s->how) {
+    case Outcome::kFired:
+      ctx_.violation(Oracle::kDoubleResume,
+                     fmt::format("cookie {} (handle 0x{:x}) fired twice: first at {}, again at {}",
+                                 cookie, s->handle, at(s->at), at(now)));
+      return;
+    case Outcome::kPrevented:
+      ctx_.violation(Oracle::kFiredAfterCancel,
+                     fmt::format("cookie {} fired at {} although {}'s cancel(handle 0x{:x}) had "
+                                 "returned TLAB_CANCEL_PREVENTED at {}",
+                                 cookie, at(now), *s->by, s->handle, at(s->at)));
+      return;
+    case Outcome::kRefused:
+      ctx_.violation(Oracle::kWrongResult,
+                     fmt::format("cookie {} fired at {} although its schedule() at {} returned "
+                                 "an error (nothing was to be armed)",
+                                 cookie, at(now), at(s->at)));
+      return;
+    case Outcome::kNone:
+      return;
+  }
+}
+
+void FacilityCase::settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t when,
+                          const std::string* by) {
+  if (r.aligned) {
+    auto g = fifo_.find({r.owner, r.deadline});
+    if (g != fifo_.end() && --g->second.unresolved == 0) fifo_.erase(g);
+  }
+  if (r.unknown) --unknown_open_;
+  const std::uint64_t last = live_ids_.back();
+  live_[last].at_index = r.at_index;
+  live_ids_[r.at_index] = last;
+  live_ids_.pop_back();
+  ring_[cookie % kSettledRing] = {cookie, how, when, seq_, r.handle, by};
+  live_.erase(cookie);
+}
+
+const FacilityCase::Settled* FacilityCase::settled(std::uint64_t cookie) const {
+  const Settled& s = ring_[cookie % kSettledRing];
+  return s.cookie == cookie ? &s : nullptr;
+}
+
+// ---- schedule and cancel ---------------------------------------------------------
+
+bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
+  // |delay_us| <= 9e15 (the schema), so delay_us * 1000 fits in int64.
+  const std::int64_t delay = r.spec->delay_us->sample(rng) * 1000;
+  // Every other timer of a scheduler is stretched to a tick boundary, so that one
+  // scheduler's timers share deadlines (FIFO ties), as the service engine's
+  // schedule_at path does.
+  const bool align = r.st->ops.load(std::memory_order::relaxed) % 2 == 1;
+  std::uint64_t cookie = 0;
+  if (!schedule_timer(r, delay, align, cookie)) return false;
+  const double p = r.spec->cancel_probability;
+  if (p > 0 && std::bernoulli_distribution(p)(rng)) cancel_one(cookie, *r.st, *r.log);
+  return true;
+}
+
+bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
+                                  std::uint64_t& cookie) {
+  const tlab_subject& d = calls_.d();
+  cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
+  std::int64_t t = 0, used = delay, c0 = 0, c1 = 0;
+  std::uint64_t h = 0;
+  std::int32_t st = TLAB_EFAIL;
+  calls_(
+      [&] {
+        t = host_now();
+        bool aligned = false;
+        if (align && delay >= 0) {
+          const std::int64_t due = sat_add(t, delay);
+          if (due < INT64_MAX - tick_ns_) {
+            const std::int64_t up = (due + tick_ns_ - 1) / tick_ns_ * tick_ns_;
+            if (up - t <= max_delay_) {
+              used = up - t;
+              aligned = true;
+            }
+          }
+        }
+        {
+          std::lock_guard lk(mu_);
+          Live& l = live_[cookie];
+          l.owner = r.st;
+          l.scheduled_at = t;
+          l.delay = used;
+          l.deadline = sat_add(t, used);
+          l.aligned = aligned;
+          l.at_index = live_ids_.size();
+          live_ids_.push_back(cookie);
+          if (aligned) ++fifo_[{r.st, l.deadline}].unresolved;
+        }
+        c0 = steady_ns();
+        st = d.schedule(calls_.self, t, used, cookie, &h);
+        c1 = steady_ns();
+      },
+      r.st, cookie);
+  if (st == TLAB_OK) {
+    r.log->sample(Latency::kScheduleCost, c1 - c0);
+    ctx_.add("scheduled");
+    std::lock_guard lk(mu_);
+    ++armed_;
+    auto it = live_.find(cookie);
+    if (it != live_.end()) {
+      it->second.handle = h;
+      it->second.has_handle = true;
+    }
+    return true;
+  }
+  const std::string call =
+      fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used, cookie, at(t));
+  {
+    std::lock_guard lk(mu_);
+    auto it = live_.find(cookie);
+    if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, nullptr);
+  }
+  if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
+    ctx_.add("refused");
+  } else if (st == TLAB_EINVAL) {
+    ctx_.violation(Oracle::kLostTimer,
+                   fmt::format("{} returned TLAB_EINVAL, but 0 <= delay <= max_delay_ns ({}): "
+                               "a timer within the subject's range was refused",
+                               call, max_delay_));
+  } else if (st == TLAB_ENOMEM) {
+    ctx_.add("schedule_enomem");
+  } else {
+    driver_error(fmt::format("{} returned {}", call, status_name(st)));
+  }
+  return false;
+}
+
+void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log) {
+  const tlab_subject& d = calls_.d();
+  CancelCall c{cookie};
+  {
+    std::lock_guard lk(mu_);
+    auto it = live_.find(cookie);
+    if (it == live_.end() || !it->second.has_handle) return;
+    c.handle = it->second.handle;
+  }
+  std::int32_t res = 0, st = TLAB_EFAIL;
+  std::int64_t c0 = 0, c1 = 0;
+  calls_([&] {
+    c.t0 = host_now();
+    {
+      std::lock_guard lk(mu_);
+      c.began = ++seq_;
+    }
+    c0 = steady_ns();
+    st = d.cancel(calls_.self, c.handle, &res);
+    c1 = steady_ns();
+    c.t1 = host_now();
+  }, &who, cookie);
+  log.sample(Latency::kCancelCost, c1 - c0);
+  if (st == TLAB_EINVAL) {
+    ctx_.add("cancel_einval");  // a handle the subject no longer knows: no claim
+  } else if (st == TLAB_ENOMEM) {
+    ctx_.add("cancel_enomem");
+  } else if (st != TLAB_OK) {
+    driver_error(fmt::format("{}: cancel(handle 0x{:x}) of cookie {} at {} returned {}", who.name,
+                             c.handle, cookie, at(c.t0), status_name(st)));
+  } else {
+    on_cancel_result(c, res, who.name);
+  }
+}
+
+void FacilityCase::on_cancel_result(const CancelCall& c, std::int32_t result,
+                                    const std::string& who) {
+  const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}",
+                                       who, c.handle, c.cookie, at(c.t0));
+  std::lock_guard lk(mu_);
+  auto it = live_.find(c.cookie);
+  switch (result) {
+    case TLAB_CANCEL_PREVENTED: {
+      if (it != live_.end()) {
+        if (it->second.too_late) {
+          ctx_.violation(Oracle::kWrongResult,
+                         fmt::format("{} returned PREVENTED at {}, but {}'s earlier cancel had "
+                                     "returned TOO_LATE at {} (it had not fired)",
+                                     call, at(c.t1), *it->second.too_late_by,
+                                     at(it->second.too_late_at)));
+        }
+        ++prevented_;
+        settle(c.cookie, it->second, Outcome::kPrevented, c.t1, &who);
+        return;
+      }
+      const Settled* s = settled(c.cookie);
+      if (s != nullptr && s->how == Outcome::kFired) {
+        ctx_.violation(
+            Oracle::kWrongResult,
+            fmt::format("{} returned PREVENTED at {}, but the timer had fired at {} ({})", call,
+                        at(c.t1), at(s->at),
+                        s->seq < c.began ? "before the cancel call began"
+                                         : "while the cancel call was in flight"));
+      } else if (s != nullptr && s->how == Outcome::kPrevented) {
+        ctx_.violation(Oracle::kWrongResult,
+                       fmt::format("{} returned PREVENTED at {}, but {}'s cancel had already "
+                                   "returned PREVENTED for it at {}",
+                                   call, at(c.t1), *s->by, at(s->at)));
+      }
+      return;
+    }
+    case TLAB_CANCEL_TOO_LATE:
+      // Judged at the end: a TOO_LATE timer must have fired by then.
+      if (it != live_.end() && !it->second.too_late) {
+        it->second.too_late = true;
+        it->second.too_late_at = c.t1;
+        it->second.too_late_by = &who;
+      }
+      return;
+    case TLAB_CANCEL_UNKNOWN:
+      ctx_.add("cancel_unknown");
+      if (it != live_.end() && !it->second.unknown) {
+        it->second.unknown = true;
+        ++unknown_open_;
+      }
+      return;
+    default:
+      driver_error(fmt::format("{} returned TLAB_OK with result {}, which is no "
+                               "tlab_cancel_result",
+                               call, result));
+  }
+}
+
+std::uint64_t FacilityCase::pick_live(std::mt19937_64& rng) {
+  std::lock_guard lk(mu_);
+  if (live_ids_.empty()) return 0;
+  return live_ids_[std::uniform_int_distribution<std::size_t>(0, live_ids_.size() - 1)(rng)];
+}
+
+std::uint64_t FacilityCase::live_count() {
+  std::lock_guard lk(mu_);
+  return live_.size();
+}
+
+void FacilityCase::poll_once() {
+  std::int32_t st = TLAB_EFAIL;
+  std::int64_t t = 0;
+  calls_(
+      [&] {
+        t = host_now();
+        poll_now_.store(t, std::memory_order::relaxed);  // read by fired() on this thread
+        st = calls_.d().poll(calls_.self, t);
+      },
+      timer_st_);
+  if (st != TLAB_OK) driver_error(fmt::format("poll(now) at {} returned {}", at(t), status_name(st)));
+}
+
+void FacilityCase::driver_error(const std::string& what) {
+  {
+    std::lock_guard lk(err_mu_);
+    if (error_.empty()) error_ = fmt::format("subject {}: {}", calls_.d().name, what);
+  }
+  ctx_.stop();
+}
+
+void FacilityCase::throw_if_error() {
+  std::lock_guard lk(err_mu_);
+  if (!error_.empty()) throw std::runtime_error(error_);
+}
+
+// ---- actors on threads (real clock) ------------------------------------------------
+
+void FacilityCase::scheduler_loop(ActorRun& r, std::mt19937_64& rng) {
+  while (ctx_.take_op(r.quota)) {
+    while (live_count() >= s_.run.max_pending && !ctx_.stopping()) {
+      r.st->set(Phase::kWaiting);
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    r.st->set(Phase::kWorking);
+    schedule_one(r, rng);
+    r.st->ops.fetch_add(1, std::memory_order::relaxed);
+  }
+}
+
+void FacilityCase::canceller_loop(ActorRun& r, std::mt19937_64& rng) {
+  // relaxed would do for the flag's value; acquire pairs with run_threads' release
+  // so that the loop sees every scheduler's last timer.
+  while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+    const std::int64_t delay = r.spec->delay_us->sample(rng);
+    const std::uint64_t cookie = pick_live(rng);
+    r.st->set(Phase::kSleeping, cookie);
+    sleep_us(ctx_, delay);
+    r.st->set(Phase::kWorking, cookie);
+    if (cookie == 0) continue;
+    cancel_one(cookie, *r.st, *r.log);
+    r.st->ops.fetch_add(1, std::memory_order::relaxed);
+  }
+}
+
+void FacilityCase::poller_loop() {
+  // Half a tick between polls: a timer is then fired within tick_ns of its
+  // deadline (config.tick_ns), at most 1 ms and at least 20 us apart (below that
+  // a sleep is mostly wake-up latency).
+  const auto nap = std::chrono::microseconds(std::clamp<std::int64_t>(s_.engine.tick_us / 2, 20, 1000));
+  // acquire: pairs with drain_and_check's release; stops after the last drain poll.
+  while (!poller_stop_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+    poll_once();
+    timer_st_->ops.fetch_add(1, std::memory_order::relaxed);
+    std::this_thread::sleep_for(nap);
+  }
+}
+
+}  // namespace tlab::tool::runner

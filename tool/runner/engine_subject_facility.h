@@ -1,0 +1,200 @@
+// tlab/tool/runner/engine_subject_facility.h: one scenario case on a timer
+// facility that speaks the subject ABI (TLAB_KIND_FACILITY, tlab/subject.h).
+// Internal to the generic driver (engine_subject.h): engine_subject_facility.cc
+// has the actors and the judging of each call, engine_subject_facility_end.cc
+// the run, the drain and the end-of-case checks.
+//
+// How the roles become ABI calls:
+//   | role         | calls                                                              |
+//   |--------------|--------------------------------------------------------------------|
+//   | scheduler    | schedule(now, delay, cookie) per operation (mode once); every      |
+//   |              | other timer's delay is stretched so its deadline lands on a tick   |
+//   |              | (as the service engine's schedule_at), so one scheduler's timers   |
+//   |              | tie; then cancel(handle) with cancel_probability                   |
+//   | canceller    | after delay_us, cancel(handle) of a random outstanding timer       |
+//   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
+//   |              | for a SELF subject, the subject's own threads (noted)              |
+//   | (the end)    | drain to the horizon, pending(), then a few timers due now and     |
+//   |              | far ahead, and destroy() with them pending                         |
+//
+// Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
+// thread runs everything, a seeded round-robin over the actors, the clock at 2^62
+// ns advanced by tick_us per step and poll(now) after each, so a replay is exact.
+// Otherwise actors are threads on CLOCK_MONOTONIC, which the host passes as now.
+// "now" at a fire is the poll's now for a HOST loop subject (the subject's own
+// clock), else CLOCK_MONOTONIC read in the callback.
+//
+// Judged (each an Oracle; a sentence names the cookie, times and calls):
+//   | oracle             | finding                                                        |
+//   |--------------------|----------------------------------------------------------------|
+//   | early_fire         | fired with now < now_at_schedule + delay (saturated)           |
+//   | double_resume      | a cookie fired twice                                           |
+//   | fired_after_cancel | fired after cancel() returned PREVENTED, or after destroy()    |
+//   | wrong_result       | PREVENTED for a timer that had fired (before or during the     |
+//   |                    | call); TOO_LATE for one that never fired by the end; PREVENTED |
+//   |                    | after TOO_LATE; a fire of a cookie whose schedule was refused  |
+//   | lost_timer         | accepted, not prevented, due by the drain horizon, never fired;|
+//   |                    | TLAB_EINVAL for a delay within [0, max_delay_ns]               |
+//   | fifo_order         | equal deadlines from one scheduler fired out of schedule order |
+//   | conservation       | pending() != scheduled - fired - prevented, at quiescent points|
+//                        (after each virtual step; after the real-clock drain). A cancel
+//                        that said UNKNOWN makes no claim: its timer is excused from
+//                        lost_timer and may be absent from pending().
+// Status codes: TLAB_EINVAL for a negative delay or one above max_delay_ns is a
+// refusal (counter "refused"); TLAB_ENOMEM is counted ("schedule_enomem",
+// "cancel_enomem"); TLAB_EINVAL from cancel is counted and makes no claim; any
+// other non-OK status (or a result that is no tlab_cancel_result) is a driver
+// error: the case's verdict is error, with the call in the message.
+//
+// Memory: a record per live timer (Live) and a ring of the last kSettledRing
+// settled cookies (so a second fire, or a fire after PREVENTED, still names what
+// happened first); a late fire of a cookie older than the ring is reported without
+// the details of its first outcome. O(run.max_pending + ring), not O(operations).
+//
+// Ground rules: the driver's main thread owns the case; actors are threads (real
+// clock) or turns of the main thread (virtual). live_, the ring, the FIFO groups
+// and the counters are guarded by mu_; the call mutex (AbiCalls) is taken before
+// mu_, never while holding it. fired() may come from any thread the subject owns.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runner/engine_subject_calls.h"
+
+namespace tlab::tool::runner {
+
+class FacilityCase {
+ public:
+  FacilityCase(CaseContext& ctx, const tlab_subject& d);
+  // FacilityCase::run: the whole case (engine_subject_facility_end.cc). Throws
+  // std::runtime_error for a driver error (a status the ABI does not allow).
+  void run();
+
+  // The fired() callback tlab passes in config.
+  static void fired_cb(void* host, std::uint64_t cookie);
+
+ private:
+  // How a settled timer ended, kept in the ring for late fires and late cancels.
+  enum class Outcome : std::uint8_t { kNone, kFired, kPrevented, kRefused };
+  struct Settled {
+    std::uint64_t cookie = 0;
+    Outcome how = Outcome::kNone;
+    std::int64_t at = 0;  // host clock: fired or cancel returned
+    std::uint64_t seq = 0;  // seq_ when it settled: orders it against cancel calls
+    std::uint64_t handle = 0;
+    const std::string* by = nullptr;  // the canceller that got PREVENTED
+  };
+  // A timer that can still change an answer: scheduled, neither fired nor prevented.
+  struct Live {
+    const ActorState* owner = nullptr;
+    std::int64_t scheduled_at = 0;  // host clock read just before schedule()
+    std::int64_t delay = 0;         // ns, as passed
+    std::int64_t deadline = 0;      // scheduled_at + delay, saturated
+    std::uint64_t handle = 0;
+    bool has_handle = false;        // schedule() has returned TLAB_OK
+    bool aligned = false;           // a FIFO tie candidate
+    bool too_late = false;          // a cancel said TOO_LATE while it had not fired
+    std::int64_t too_late_at = 0;
+    const std::string* too_late_by = nullptr;
+    bool unknown = false;  // a cancel said UNKNOWN: no claim, excused
+    std::size_t at_index = 0;  // index in live_ids_
+  };
+  struct FifoGroup {
+    std::uint64_t unresolved = 0;
+    std::uint64_t fired_cookie = 0;  // the highest cookie of the group fired so far
+  };
+  struct ActorRun {
+    const Actor* spec = nullptr;
+    ActorState* st = nullptr;
+    ActorLog* log = nullptr;
+    std::size_t index = 0;
+    std::uint64_t quota = 0;        // schedulers: their share of run.operations
+    std::int64_t next_virtual = 0;  // cancellers on the virtual clock
+  };
+
+  // A ring of 16384 settled cookies (~0.6 MB): a second fire or a fire after
+  // PREVENTED comes within a few polls of the first outcome in every subject we
+  // know; the ring only has to outlive that, not the run.
+  static constexpr std::size_t kSettledRing = 16384;
+
+  // ---- engine_subject_facility.cc: the calls and their judging ----
+  std::int64_t host_now() const;
+  std::string at(std::int64_t host_ns) const;  // "t=1.234ms" on the case's timeline
+  void on_fired(std::uint64_t cookie);
+  void late_fire(std::uint64_t cookie, std::int64_t now);  // requires mu_
+  void settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t at,
+              const std::string* by);  // requires mu_; erases r
+  const Settled* settled(std::uint64_t cookie) const;  // requires mu_
+  bool schedule_one(ActorRun& r, std::mt19937_64& rng);
+  bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie);
+  void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
+  struct CancelCall {
+    std::uint64_t cookie = 0, handle = 0;
+    std::int64_t t0 = 0, t1 = 0;  // host clock when the call began and returned
+    std::uint64_t began = 0;      // seq_ when it began
+  };
+  void on_cancel_result(const CancelCall& c, std::int32_t result, const std::string& who);
+  std::uint64_t pick_live(std::mt19937_64& rng);
+  void poll_once();
+  void check_status(std::int32_t st, const std::string& call);
+  // FacilityCase::driver_error: keeps the first error and stops the case; run()
+  // throws it once the actors are joined.
+  void driver_error(const std::string& what);
+  void throw_if_error();
+  void scheduler_loop(ActorRun& r, std::mt19937_64& rng);
+  void canceller_loop(ActorRun& r, std::mt19937_64& rng);
+  void poller_loop();
+  std::uint64_t live_count();
+
+  // ---- engine_subject_facility_end.cc: the run and its end ----
+  void build_actors();
+  void run_threads();
+  void run_virtual();
+  void drain_and_check();
+  bool due_unsettled_by(std::int64_t target);
+  void check_conservation(const char* when);
+  void shutdown_with_pending();
+
+  CaseContext& ctx_;
+  const Scenario& s_;
+  AbiCalls calls_;
+  const bool virtual_;  // one thread on tlab's clock
+  const bool loop_;     // TLAB_DRIVE_LOOP
+  const bool host_clock_;
+  const std::int64_t tick_ns_;
+  const std::int64_t max_delay_;  // max_delay_ns, 0 read as INT64_MAX
+  std::atomic<std::int64_t> vclock_{kSubjectVirtualEpochNs};  // main thread writes
+  std::atomic<std::int64_t> poll_now_{0};  // the now of the poll in progress
+  std::atomic<std::uint64_t> next_cookie_{1};
+  std::atomic<bool> producers_done_{false};
+  std::atomic<bool> poller_stop_{false};
+  std::deque<ActorRun> runs_;
+  ActorState* timer_st_ = nullptr;
+  ActorLog* fire_log_ = nullptr;  // mu_: fire_lateness, from whatever thread fires
+
+  std::mutex mu_;
+  std::unordered_map<std::uint64_t, Live> live_;  // mu_
+  std::vector<std::uint64_t> live_ids_;          // mu_: live_'s keys, for a random pick
+  std::vector<Settled> ring_;                    // mu_: cookie % kSettledRing
+  std::map<std::pair<const ActorState*, std::int64_t>, FifoGroup> fifo_;  // mu_
+  std::uint64_t armed_ = 0, fired_ = 0, prevented_ = 0;  // mu_
+  std::uint64_t unknown_open_ = 0;  // mu_: live timers with an UNKNOWN cancel
+  bool destroyed_ = false;          // mu_: destroy() has returned
+  std::uint64_t seq_ = 0;           // mu_: one step per fire and per cancel call begun
+  std::int64_t reported_gap_ = 0;   // mu_: the last conservation gap reported
+  std::mutex err_mu_;
+  std::string error_;  // err_mu_: the first driver error
+  std::thread poller_;      // real clock, LOOP subjects: poll until the drain ends
+  ActorRun shutdown_;       // the timers left pending for destroy()
+};
+
+}  // namespace tlab::tool::runner

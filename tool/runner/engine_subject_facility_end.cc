@@ -1,0 +1,284 @@
+// tlab/tool/runner/engine_subject_facility_end.cc: the facility case's run (real
+// clock threads or one virtual thread), its drain, the end-of-case checks and the
+// shutdown with pending timers (engine_subject_facility.h has the tables).
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "runner/engine_subject_facility.h"
+#include "runner/engines.h"
+
+namespace tlab::tool::runner {
+
+FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d)
+    : ctx_(ctx),
+      s_(ctx.scenario()),
+      calls_(d),
+      virtual_(s_.engine.clock == ClockKind::kVirtual && (d.promises & TLAB_PROMISE_VIRTUAL) != 0),
+      loop_(d.drive == TLAB_DRIVE_LOOP),
+      host_clock_(d.clock == TLAB_CLOCK_HOST),
+      tick_ns_(s_.engine.tick_us * 1000),
+      max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns) {
+  ring_.resize(kSettledRing);
+}
+
+void FacilityCase::build_actors() {
+  timer_st_ = &ctx_.add_actor(virtual_ ? "driver#0" : loop_ ? "timer_thread#0" : "subject#0");
+  fire_log_ = &ctx_.log_of(*timer_st_);
+  timer_st_->set(Phase::kWorking);
+  std::array<int, kRoleCount> per_role{};
+  std::size_t index = 0;
+  for (const Actor& a : s_.actors) {
+    if (a.role == Role::kTimerThread) continue;
+    for (int i = 0; i < a.count; ++i, ++index) {
+      const int n = per_role[static_cast<std::size_t>(a.role)]++;
+      ActorRun& r = runs_.emplace_back();
+      r.spec = &a;
+      r.st = &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n));
+      r.log = &ctx_.log_of(*r.st);
+      r.index = index;
+    }
+  }
+  const auto schedulers = static_cast<std::size_t>(count_of(s_, Role::kScheduler));
+  std::size_t k = 0;
+  for (ActorRun& r : runs_) {
+    if (r.spec->role == Role::kScheduler) r.quota = ctx_.share(k++, schedulers);
+  }
+  shutdown_.st = &ctx_.add_actor("shutdown#0");
+  shutdown_.log = &ctx_.log_of(*shutdown_.st);
+  shutdown_.st->set(Phase::kWaiting);  // for the others to finish
+}
+
+void FacilityCase::run() {
+  const tlab_subject& d = calls_.d();
+  const bool wants_virtual = s_.engine.clock == ClockKind::kVirtual;
+  if (wants_virtual && !virtual_) {
+    ctx_.note(fmt::format("engine.clock virtual: subject {} cannot run on tlab's clock (no "
+                          "TLAB_PROMISE_VIRTUAL), so the case ran on the real clock{}",
+                          d.name, loop_ ? " with a poller thread" : ""));
+  }
+  if (!virtual_ && !loop_) {
+    ctx_.note("timer_thread: the subject's own threads fire (TLAB_DRIVE_SELF); tlab polls nothing");
+  }
+  if (!s_.faults.empty()) ctx_.note("faults not injected (core fault points)");
+  if (calls_.serial()) ctx_.note("calls serialised on one mutex (no TLAB_PROMISE_THREAD_SAFE)");
+  build_actors();
+  tlab_subject_config config{};
+  config.struct_size = sizeof config;
+  config.permits = 0;
+  config.now_ns = host_now();
+  config.tick_ns = tick_ns_;
+  config.host = this;
+  config.fired = &FacilityCase::fired_cb;
+  const std::int32_t st = d.create(&config, &calls_.self);
+  if (st != TLAB_OK) {
+    throw std::runtime_error(fmt::format("subject {}: create(tick_ns={}) returned {}", d.name,
+                                         tick_ns_, status_name(st)));
+  }
+  ctx_.actors_ready();
+  if (virtual_) {
+    run_virtual();
+  } else {
+    run_threads();
+  }
+  throw_if_error();
+  drain_and_check();
+  throw_if_error();
+  shutdown_with_pending();
+  throw_if_error();
+}
+
+void FacilityCase::run_threads() {
+  if (loop_) poller_ = std::thread([this] { poller_loop(); });
+  std::vector<std::thread> schedulers, cancellers;
+  for (ActorRun& r : runs_) {
+    auto body = [this, &r] {
+      std::mt19937_64 rng = ctx_.rng_for(r.index);
+      if (r.spec->role == Role::kCanceller) {
+        canceller_loop(r, rng);
+      } else {
+        scheduler_loop(r, rng);
+      }
+      r.st->set(Phase::kDone);
+    };
+    (r.spec->role == Role::kCanceller ? cancellers : schedulers).emplace_back(body);
+  }
+  for (std::thread& t : schedulers) t.join();
+  producers_done_.store(true, std::memory_order::release);  // pairs with canceller_loop
+  for (std::thread& t : cancellers) t.join();
+}
+
+void FacilityCase::run_virtual() {
+  std::vector<std::mt19937_64> rngs;
+  for (ActorRun& r : runs_) rngs.push_back(ctx_.rng_for(r.index));
+  std::mt19937_64 order = ctx_.rng_for(runs_.size() + 1);
+  std::vector<std::size_t> idx(runs_.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  bool producing = true;
+  while (producing && !ctx_.stopping()) {
+    std::shuffle(idx.begin(), idx.end(), order);
+    producing = false;
+    for (std::size_t i : idx) {
+      ActorRun& r = runs_[i];
+      if (r.spec->role == Role::kCanceller) {
+        if (r.next_virtual == 0) {
+          r.next_virtual = sat_add(host_now(), r.spec->delay_us->sample(rngs[i]) * 1000);
+        }
+        if (host_now() < r.next_virtual) continue;
+        const std::uint64_t cookie = pick_live(rngs[i]);
+        if (cookie == 0) continue;
+        cancel_one(cookie, *r.st, *r.log);
+        r.st->ops.fetch_add(1, std::memory_order::relaxed);
+        r.next_virtual = 0;
+        continue;
+      }
+      if (live_count() >= s_.run.max_pending) {
+        producing = true;
+        continue;
+      }
+      if (!ctx_.take_op(r.quota)) continue;
+      producing = true;
+      schedule_one(r, rngs[i]);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+    }
+    vclock_.store(host_now() + tick_ns_, std::memory_order::relaxed);  // this thread only
+    poll_once();
+    check_conservation("after a virtual step");
+  }
+}
+
+bool FacilityCase::due_unsettled_by(std::int64_t target) {
+  std::lock_guard lk(mu_);
+  for (const auto& [cookie, l] : live_) {
+    if (!l.too_late && !l.unknown && l.deadline <= target) return true;
+  }
+  return false;
+}
+
+void FacilityCase::drain_and_check() {
+  const std::int64_t horizon = host_now();
+  // As the service engine: the target is the latest open deadline, but at most
+  // 1 s and a third of the budget away (further timers are pending at the end,
+  // not lost); then a grace of 50 ms or 20 ticks for the last polls.
+  const auto budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
+  std::int64_t last = horizon;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [cookie, l] : live_) {
+      if (!l.too_late && !l.unknown) last = std::max(last, l.deadline);
+    }
+  }
+  const std::int64_t target =
+      std::min({last, sat_add(horizon, 1'000'000'000), sat_add(horizon, budget_third)});
+  const std::int64_t drain_ns =
+      std::max(std::int64_t{0}, std::min(budget_third - (target - horizon),
+                                         std::max(std::int64_t{50'000'000}, 20 * tick_ns_)));
+  const std::int64_t until = sat_add(target, drain_ns);
+  while (due_unsettled_by(target) && host_now() < until && !ctx_.stopping()) {
+    if (virtual_) {
+      vclock_.store(host_now() + tick_ns_, std::memory_order::relaxed);  // this thread only
+      poll_once();
+      check_conservation("after a virtual step");
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  poller_stop_.store(true, std::memory_order::release);  // pairs with poller_loop
+  if (poller_.joinable()) poller_.join();
+  if (ctx_.stopping()) return;  // a mutant's first finding, or a driver error
+  {
+    std::lock_guard lk(mu_);
+    const std::int64_t now = host_now();
+    for (const auto& [cookie, l] : live_) {
+      if (l.too_late) {
+        ctx_.violation(Oracle::kWrongResult,
+                       fmt::format("{}'s cancel(handle 0x{:x}) of cookie {} returned TOO_LATE at "
+                                   "{}, but the timer (due {}) had not fired by {}",
+                                   *l.too_late_by, l.handle, cookie, at(l.too_late_at),
+                                   at(l.deadline), at(now)));
+      } else if (!l.unknown && l.deadline <= target) {
+        ctx_.violation(Oracle::kLostTimer,
+                       fmt::format("cookie {} of {}: schedule(now, delay={} ns) at {} returned "
+                                   "handle 0x{:x}, due at {}; neither fired nor prevented by {} "
+                                   "(drain horizon {})",
+                                   cookie, l.owner->name, l.delay, at(l.scheduled_at), l.handle,
+                                   at(l.deadline), at(now), at(target)));
+      }
+    }
+    ctx_.set_counter("armed", armed_);
+    ctx_.set_counter("fired", fired_);
+    ctx_.set_counter("cancelled", prevented_);
+    ctx_.set_counter("pending", live_.size());
+  }
+  check_conservation("after the drain");
+}
+
+void FacilityCase::check_conservation(const char* when) {
+  const tlab_subject& d = calls_.d();
+  if (d.pending == nullptr) return;
+  std::uint64_t before, unknown;
+  {
+    std::lock_guard lk(mu_);
+    before = armed_ - fired_ - prevented_;
+    unknown = unknown_open_;
+  }
+  std::uint64_t pending = 0;
+  std::int32_t st = TLAB_EFAIL;
+  calls_([&] { st = d.pending(calls_.self, &pending); });
+  if (st != TLAB_OK) {
+    driver_error(fmt::format("pending() {} returned {}", when, status_name(st)));
+    return;
+  }
+  // A SELF subject may fire while pending() runs: any count between the open
+  // timers after and before the call is consistent; timers with an UNKNOWN
+  // cancel may be gone.
+  std::lock_guard lk(mu_);
+  const std::uint64_t after = armed_ - fired_ - prevented_;
+  const std::uint64_t lo = after - std::min(after, std::max(unknown, unknown_open_));
+  if (pending >= lo && pending <= before) return;
+  const std::int64_t gap = static_cast<std::int64_t>(pending) - static_cast<std::int64_t>(after);
+  if (gap == reported_gap_) return;  // the same discrepancy, still there: reported once
+  reported_gap_ = gap;
+  ctx_.violation(Oracle::kConservation,
+                 fmt::format("pending() returned {} {} (at {}), but scheduled {} - fired {} - "
+                             "prevented {} = {} ({} with an UNKNOWN cancel)",
+                             pending, when, at(host_now()), armed_, fired_, prevented_, after,
+                             unknown_open_));
+}
+
+void FacilityCase::shutdown_with_pending() {
+  // Shutdown with pending timers: four due now (a SELF subject may be firing them
+  // while destroy() runs) and four an hour ahead (or at max_delay_ns).
+  const std::int64_t far = std::min<std::int64_t>(3'600'000'000'000, max_delay_);
+  for (int i = 0; i < 8; ++i) {
+    std::uint64_t cookie = 0;
+    schedule_timer(shutdown_, i < 4 ? 0 : far, false, cookie);
+  }
+  {
+    std::lock_guard lk(mu_);
+    ctx_.set_counter("pending_at_destroy", live_.size());
+  }
+  calls_([&] { calls_.d().destroy(calls_.self); }, shutdown_.st);
+  {
+    std::lock_guard lk(mu_);
+    destroyed_ = true;
+  }
+  shutdown_.st->set(Phase::kDone);
+  // A SELF subject's thread that outlives destroy() would fire now.
+  if (!loop_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
+void run_facility_case(CaseContext& ctx, const tlab_subject& d) {
+  auto c = std::make_unique<FacilityCase>(ctx, d);
+  c->run();
+  // A SELF subject whose destroy() did not join its threads may still call
+  // fired(c) until the case's process exits; that call must find the case (and
+  // count fired_after_cancel), not freed memory. One case per child process.
+  if (d.drive == TLAB_DRIVE_SELF) static_cast<void>(c.release());
+}
+
+}  // namespace tlab::tool::runner
