@@ -20,6 +20,7 @@
 // Memory ordering: seq_cst everywhere (a peer, written for clarity).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -108,6 +109,9 @@ class HeapTimer {
     }
   };
 
+  // One hour: far enough that a far-off head costs one wake-up an hour.
+  static constexpr std::int64_t kMaxWaitNs = 3'600'000'000'000;
+
   void loop() {
     std::unique_lock<std::mutex> lk(mu_);
     while (!stop_) {
@@ -118,7 +122,9 @@ class HeapTimer {
       const std::int64_t now = mono_ns();
       const std::int64_t head = heap_.top().deadline;
       if (head > now) {
-        cv_.wait_for(lk, std::chrono::nanoseconds(head - now));
+        // At most kMaxWaitNs per wait: a far head (a "never" deadline of INT64_MAX)
+        // would overflow the library's now + timeout and turn the wait into a spin.
+        cv_.wait_for(lk, std::chrono::nanoseconds(std::min(head - now, kMaxWaitNs)));
         continue;
       }
       TaskPtr t = heap_.top().task;

@@ -165,20 +165,21 @@ CostResult run_batches(std::int64_t cpu_budget_ns, std::uint64_t per_batch, F&& 
 }
 
 // run_cost: insert_cancel, insert_expire or churn over adapter A:
-//   explicit A(std::size_t slots)            slots = pending + kChurnWindow
+//   A(std::size_t slots, const Args&...)     slots = pending + kChurnWindow; then
+//                                            run_cost's own trailing arguments
 //   void arm(std::size_t slot, int64 delay)  slot idle (never armed, fired or disarmed)
 //   void disarm(std::size_t slot)            cancel; a no-op if fired or idle
 //   std::size_t poll()                       one loop pass: update now, fire due
 //   std::uint64_t fired() const              timers fired so far
 //   void housekeeping()                      every 256 ops (asio drains aborted waits)
 // Bytes per timer are measured for insert_cancel (construction + prefill).
-template <class A>
-CostResult run_cost(Workload w, std::size_t pending, const CellSettings& s) {
+template <class A, class... Args>
+CostResult run_cost(Workload w, std::size_t pending, const CellSettings& s, const Args&... args) {
   std::unique_ptr<A> a;
   double bytes = -1;
   {
     AllocWindow window;
-    a = std::make_unique<A>(pending + kChurnWindow);
+    a = std::make_unique<A>(pending + kChurnWindow, args...);
     for (std::size_t i = 0; i < pending; ++i) a->arm(i, background_delay(i, pending));
     if (w == Workload::kInsertCancel && pending > 0) {
       bytes = static_cast<double>(window.live_bytes()) / static_cast<double>(pending);

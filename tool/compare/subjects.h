@@ -12,16 +12,21 @@
 //   make_asio_subject()       asio::steady_timer expires_after / async_wait / cancel
 //   make_heap_subject()       std::priority_queue + mutex + condition variable, the
 //                             java.util.Timer design of seed 001 (heap_timer.h)
+//   make_abi_subject(d, name) any facility descriptor of the subject ABI
+//                             (tlab/subject.h): a built-in one (subjects/builtin/)
+//                             or a user's plugin, under `name` (abi_subject.cc)
 //
 // Each peer's adapter documents its thread-safety story for mt_schedule_cancel.
 // Ground rules: factories may be called from the compare thread only.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "compare/subject.h"
 #include "tlab/queue/strategy.h"
+#include "tlab/subject.h"
 
 namespace tlab::tool::compare {
 
@@ -33,5 +38,8 @@ std::unique_ptr<Subject> make_libuv_subject(std::string_view);
 std::unique_ptr<Subject> make_libevent_subject(std::string_view);
 std::unique_ptr<Subject> make_asio_subject(std::string_view);
 std::unique_ptr<Subject> make_heap_subject(std::string_view);
+// make_abi_subject: `d` must be a facility (TLAB_KIND_FACILITY) that passed
+// check_descriptor (subjects/plugin.h) and must outlive the subject.
+std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name);
 
 }  // namespace tlab::tool::compare

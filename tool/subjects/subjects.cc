@@ -8,6 +8,7 @@
 
 #include "compare/subjects.h"
 #include "runner/engines.h"
+#include "subjects/builtin/peers.h"
 #include "tlab/queue/strategy.h"
 
 namespace tlab::tool {
@@ -104,53 +105,66 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      {{{"fire_lateness", {}}, {"cancel_to_resume", {R::kWaiter, R::kCanceller}}}}},
 }};
 
-// Peers, with the promises their documentation makes (compare drives them; the
-// scenario side takes them in once they have a generic facility driver).
+// Peers, with the promises their documentation makes (each subjects/builtin/peer_*.cc
+// cites the pages and says why each other promise is not made); the same bits as
+// their ABI descriptors (subjects/builtin/peers.h), which is how a scenario runs
+// on them (`--subject libuv`); compare also drives them through its own adapters.
 const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"libuv",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kFifoTies,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kPendingCount,
      {},
      {},
      {},
      false,
-     "uv_timer_start / uv_timer_stop on a uv_loop_t (loop-driven, one thread)",
+     "uv_timer_start / uv_timer_stop on a uv_loop_t (loop-driven, one thread; ms timeouts from "
+     "the cached loop time)",
      nullptr,
-     &compare::make_libuv_subject},
+     &compare::make_libuv_subject,
+     {},
+     &builtin::libuv_subject},
     {"libevent",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kThreadSafe,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel,
      {},
      {},
      {},
      false,
-     "evtimer_add / evtimer_del on an event_base (loop-driven; evthread locking)",
+     "evtimer_add / evtimer_del on an event_base (loop-driven; compare also runs it with evthread "
+     "locking)",
      nullptr,
-     &compare::make_libevent_subject},
+     &compare::make_libevent_subject,
+     {},
+     &builtin::libevent_subject},
     {"asio",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel,
      {},
      {},
      {},
      false,
      "asio::steady_timer expires_after / async_wait / cancel on an io_context",
      nullptr,
-     &compare::make_asio_subject},
+     &compare::make_asio_subject,
+     {},
+     &builtin::asio_subject},
     {"java_timer_heap",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kThreadSafe,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kFifoTies |
+         kThreadSafe,
      {},
      {},
      {},
      false,
      "std::priority_queue + mutex + condition variable: java.util.Timer's design (seed 001)",
      nullptr,
-     &compare::make_heap_subject},
+     &compare::make_heap_subject,
+     {},
+     &builtin::heap_subject},
 }};
 
 std::vector<SubjectInfo> build_table() {

@@ -3,15 +3,16 @@
 //
 // A subject is a thing whose timer promises tlab checks or measures. Three
 // origins share the table:
-//   | origin   | rows                                              | under a scenario        | in
-//   compare |
-//   |----------|---------------------------------------------------|-------------------------|------------|
-//   | strategy | one per queue strategy (core's kStrategyInfo,     | the queue an engine     | raw
-//   queue  | |          | derived, never listed here)                       | runs over | + service
-//   | | engine   | timer_service, executor, timed_mutex,             | selected by the roles;  | no
-//   | |          | timed_wait_group, pool, coroutine_loop            | runs the case           | |
-//   | peer     | libuv, libevent, asio, java_timer_heap            | not yet                 | yes
-//   |
+//   | origin   | rows                           | under a scenario              | in compare   |
+//   |----------|--------------------------------|-------------------------------|--------------|
+//   | strategy | one per queue strategy (core's | the queue an engine runs      | raw queue +  |
+//   |          | kStrategyInfo, derived)        | over                          | service      |
+//   | engine   | timer_service, executor,       | selected by the roles;        | no           |
+//   |          | timed_mutex, timed_wait_group, | runs the case                 |              |
+//   |          | pool, coroutine_loop           |                               |              |
+//   | peer     | libuv, libevent, asio,         | `--subject NAME`: their ABI   | yes (own     |
+//   |          | java_timer_heap                | descriptors (builtin/peers.h) | adapters, or |
+//   |          |                                | on the generic driver         | the ABI one) |
 //
 // Each row gives the name, the kind, the promises it makes (promise.h; the
 // oracles judge only those), the roles it accepts, how to run a case on it, and

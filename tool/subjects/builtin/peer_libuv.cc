@@ -1,0 +1,159 @@
+// tlab/tool/subjects/builtin/peer_libuv.cc: libuv timers (uv_timer_start /
+// uv_timer_stop on a private uv_loop_t) as a loop-driven subject (peers.h).
+//
+// Driven as a libuv user drives it: schedule is uv_timer_start with the delay
+// rounded UP to whole milliseconds, relative to the loop's cached time (uv_now);
+// poll is uv_update_time + uv_run(UV_RUN_NOWAIT). tlab does not correct libuv's
+// cached-time semantics; it observes them.
+//
+// Promises, from the documentation (https://docs.libuv.org/en/v1.x/timer.html,
+// https://docs.libuv.org/en/v1.x/handle.html, https://docs.libuv.org/en/v1.x/design.html):
+//   delivery, exactly_once: a single-shot timer "fires first after timeout
+//     milliseconds" (repeat 0: once), on a loop that is run.
+//   accurate_cancel: uv_timer_stop: "the callback will not be called anymore";
+//     uv_is_active: a uv_foo_t is active from uv_foo_start() until uv_foo_stop()
+//     (or, for a single-shot timer, until it has fired). So cancel answers
+//     PREVENTED iff the handle was active, read before stopping it.
+//   pending_count: the number of active timer handles, counted with uv_walk and
+//     uv_is_active (both documented), never from our own bookkeeping.
+//   NOT never_early: uv_timer_start "does not update the event loop's concept of
+//     now", and the loop's time is whole milliseconds: a timer is due at
+//     uv_now() + ceil(delay), and uv_now() may be many ms stale (it is refreshed
+//     only when the loop runs), so a timer may fire before schedule's now + delay.
+//   NOT fifo_ties: the implementation orders equal timeouts by start order (its
+//     timer heap breaks ties with a start counter), but the documentation does not
+//     promise it, and equal host deadlines need not map to equal libuv timeouts.
+//   NOT thread_safe: "The libuv event loop (or any other API involving the loop or
+//     handles, for that matter) is not thread-safe except where stated otherwise"
+//     (design.html, "The I/O loop").
+//
+// Limits: a negative delay is refused with TLAB_EINVAL (uv_timer_start takes an
+// unsigned millisecond count; there is no "in the past"); any delay up to
+// INT64_MAX ns is accepted (libuv clamps loop time + timeout at UINT64_MAX).
+//
+// Cost: schedule and cancel are libuv's heap insert / remove, O(log n); pending is
+// O(handles ever created) (uv_walk). Ground rules: one thread at a time (tlab
+// serialises calls: not THREAD_SAFE); fired() is called from inside poll().
+#include <uv.h>
+
+#include <memory>
+
+#include "subjects/builtin/peer_support.h"
+#include "subjects/builtin/peers.h"
+
+namespace tlab::tool::builtin {
+namespace {
+
+struct Uv {
+  uv_loop_t loop{};
+  HandleTable<uv_timer_t> table;
+  tlab_subject_config config{};
+};
+
+std::uint64_t ceil_ms(std::int64_t ns) {
+  return static_cast<std::uint64_t>(ns / 1'000'000 + (ns % 1'000'000 != 0 ? 1 : 0));
+}
+
+void on_fire(uv_timer_t* t) {
+  auto* self = static_cast<Uv*>(t->loop->data);
+  const auto index = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(t->data));
+  auto& slot = self->table.at(index);
+  self->table.resolve(index, SlotState::kFired);
+  self->config.fired(self->config.host, slot.cookie);
+}
+
+tlab_status create(const tlab_subject_config* config, void** out) {
+  return guarded([&] {
+    auto self = std::make_unique<Uv>();
+    self->config = *config;
+    if (uv_loop_init(&self->loop) != 0) return TLAB_EFAIL;
+    self->loop.data = self.get();
+    *out = self.release();
+    return TLAB_OK;
+  });
+}
+
+void destroy(void* p) {
+  auto* self = static_cast<Uv*>(p);
+  // uv_close stops a timer at once (no callback); run until every close callback
+  // has run, then the loop can be closed and the handles' storage freed.
+  uv_walk(
+      &self->loop,
+      [](uv_handle_t* h, void*) {
+        if (!uv_is_closing(h)) uv_close(h, nullptr);
+      },
+      nullptr);
+  uv_run(&self->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&self->loop);
+  delete self;
+}
+
+tlab_status schedule(void* p, std::int64_t, std::int64_t delay_ns, std::uint64_t cookie,
+                     std::uint64_t* handle) {
+  if (delay_ns < 0) return TLAB_EINVAL;
+  return guarded([&] {
+    auto* self = static_cast<Uv*>(p);
+    bool fresh = false;
+    const std::uint32_t i = self->table.acquire(cookie, &fresh);
+    uv_timer_t* t = &self->table.at(i).timer;
+    if (fresh) {
+      uv_timer_init(&self->loop, t);
+      t->data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i));
+    }
+    if (uv_timer_start(t, &on_fire, ceil_ms(delay_ns), 0) != 0) {
+      self->table.release_unused(i);
+      return TLAB_EFAIL;
+    }
+    *handle = self->table.handle(i);
+    return TLAB_OK;
+  });
+}
+
+tlab_status cancel(void* p, std::uint64_t handle, std::int32_t* result) {
+  auto* self = static_cast<Uv*>(p);
+  std::uint32_t i = 0;
+  auto* slot = self->table.find_armed(handle, &i, result);
+  if (slot == nullptr) return TLAB_OK;
+  // Armed in our table means started and not yet called back; libuv's own word
+  // decides, read before the stop.
+  auto* h = reinterpret_cast<uv_handle_t*>(&slot->timer);
+  const bool active = uv_is_active(h) != 0;
+  uv_timer_stop(&slot->timer);
+  *result = active ? TLAB_CANCEL_PREVENTED : TLAB_CANCEL_TOO_LATE;
+  if (active) self->table.resolve(i, SlotState::kCancelled);
+  return TLAB_OK;
+}
+
+tlab_status poll(void* p, std::int64_t) {
+  auto* self = static_cast<Uv*>(p);
+  uv_update_time(&self->loop);
+  uv_run(&self->loop, UV_RUN_NOWAIT);
+  return TLAB_OK;
+}
+
+tlab_status pending(void* p, std::uint64_t* count) {
+  auto* self = static_cast<Uv*>(p);
+  *count = 0;
+  uv_walk(
+      &self->loop,
+      [](uv_handle_t* h, void* arg) {
+        if (h->type == UV_TIMER && uv_is_active(h) != 0) ++*static_cast<std::uint64_t*>(arg);
+      },
+      count);
+  return TLAB_OK;
+}
+
+constexpr tlab_subject kDescriptor =
+    facility("libuv",
+             "uv_timer_start / uv_timer_stop on a uv_loop_t: ms timeouts from the cached loop time "
+             "(uv_run NOWAIT polls)",
+             TLAB_DRIVE_LOOP,
+             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL |
+                 TLAB_PROMISE_PENDING_COUNT,
+             {&create, &destroy, &schedule, &cancel, &poll, &pending});
+
+}  // namespace
+
+const tlab_subject* libuv_subject(std::string_view) { return &kDescriptor; }
+
+}  // namespace tlab::tool::builtin

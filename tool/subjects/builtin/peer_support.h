@@ -1,0 +1,163 @@
+// tlab/tool/subjects/builtin/peer_support.h: what the four peer subjects
+// (peers.h) share to meet the subject ABI's ground rules (tlab/subject.h): opaque
+// handles that never touch another timer, and a fence that keeps C++ exceptions
+// from crossing the ABI.
+//
+// HandleTable<Timer> keeps one slot per arming the library needs an object for
+// (a uv_timer_t, an event*, a steady_timer, a HeapTimer task), in a deque so that
+// a slot never moves (libuv handles must not). A handle is (generation << 32) |
+// index. A slot is reused only after its timer resolved (fired or prevented),
+// oldest resolved first, so a stale handle keeps its true answer for as long as
+// possible:
+//
+//   | slot state | cancel() with a handle of this generation answers        |
+//   |------------|----------------------------------------------------------|
+//   | armed      | whatever the library says (each peer's cancel)           |
+//   | fired      | TOO_LATE (it fired)                                      |
+//   | cancelled  | PREVENTED (it had not fired and never will)              |
+//   | reused     | UNKNOWN: the generation no longer matches; nothing is    |
+//   |            | touched (ABA after 2^32 reuses of one slot)              |
+//
+// Cost: acquire, find and resolve are O(1) (a deque push/pop, an index); memory is
+// the high-water mark of timers armed at once.
+//
+// Ground rules: not thread-safe; the owner's lock (or its single thread) guards a
+// table. Slot::timer is touched only by the peer that owns the table.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <new>
+#include <utility>
+
+#include "tlab/subject.h"
+
+namespace tlab::tool::builtin {
+
+enum class SlotState : std::uint8_t { kArmed, kFired, kCancelled };
+
+template <class Timer>
+class HandleTable {
+ public:
+  struct Slot {
+    template <class... Args>
+    explicit Slot(Args&&... args) : timer(std::forward<Args>(args)...) {}
+    Timer timer;
+    std::uint64_t cookie = 0;
+    std::uint32_t gen = 0;
+    SlotState state = SlotState::kCancelled;
+  };
+
+  // HandleTable::acquire: an armed slot for a new timer with `cookie`: the oldest
+  // resolved slot, or a new one built from `args` (then `*fresh` is set, so the
+  // caller can initialise the library object once).
+  template <class... Args>
+  std::uint32_t acquire(std::uint64_t cookie, bool* fresh, Args&&... args) {
+    std::uint32_t i;
+    *fresh = free_.empty();
+    if (*fresh) {
+      i = static_cast<std::uint32_t>(slots_.size());
+      slots_.emplace_back(std::forward<Args>(args)...);
+    } else {
+      i = free_.front();
+      free_.pop_front();
+      ++slots_[i].gen;
+    }
+    Slot& s = slots_[i];
+    s.cookie = cookie;
+    s.state = SlotState::kArmed;
+    return i;
+  }
+  // HandleTable::release_unused: undoes acquire(i) when the library refused the
+  // arming (nothing was armed; the slot goes back to the free list).
+  void release_unused(std::uint32_t i) { resolve(i, SlotState::kCancelled); }
+
+  std::uint64_t handle(std::uint32_t i) const { return (std::uint64_t{slots_[i].gen} << 32) | i; }
+  // HandleTable::find_armed: the armed slot `h` names; nullptr when there is none,
+  // with `*settled` set to cancel()'s answer for it (table above): TOO_LATE or
+  // PREVENTED while the generation matches, UNKNOWN once the slot was reused or
+  // for a handle never issued.
+  Slot* find_armed(std::uint64_t h, std::uint32_t* index, std::int32_t* settled) {
+    const std::uint64_t i = h & 0xffff'ffffu;
+    if (i >= slots_.size() || slots_[i].gen != static_cast<std::uint32_t>(h >> 32)) {
+      *settled = TLAB_CANCEL_UNKNOWN;
+      return nullptr;
+    }
+    Slot& s = slots_[i];
+    if (s.state != SlotState::kArmed) {
+      *settled = s.state == SlotState::kFired ? TLAB_CANCEL_TOO_LATE : TLAB_CANCEL_PREVENTED;
+      return nullptr;
+    }
+    *index = static_cast<std::uint32_t>(i);
+    return &s;
+  }
+  Slot& at(std::uint32_t i) { return slots_[i]; }
+  // HandleTable::resolve: the armed slot `i` fired or was prevented.
+  void resolve(std::uint32_t i, SlotState to) {
+    slots_[i].state = to;
+    free_.push_back(i);
+  }
+  std::size_t size() const { return slots_.size(); }
+
+ private:
+  std::deque<Slot> slots_;
+  std::deque<std::uint32_t> free_;
+};
+
+// guarded: runs `f` (returning tlab_status) so that no exception leaves it:
+// std::bad_alloc is TLAB_ENOMEM, anything else TLAB_EFAIL.
+template <class F>
+tlab_status guarded(F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return TLAB_ENOMEM;
+  } catch (...) {
+    return TLAB_EFAIL;
+  }
+}
+
+// FacilityCalls: a peer's facility calls; poll is NULL for a self-driven one,
+// pending where the library gives no count.
+struct FacilityCalls {
+  decltype(tlab_subject::create) create;
+  decltype(tlab_subject::destroy) destroy;
+  decltype(tlab_subject::schedule) schedule;
+  decltype(tlab_subject::cancel) cancel;
+  decltype(tlab_subject::poll) poll;
+  decltype(tlab_subject::pending) pending;
+};
+
+// facility: a peer's descriptor: a facility on CLOCK_MONOTONIC (every peer reads
+// the clock itself) that accepts any delay (max_delay_ns 0) and has no
+// timed-wait calls.
+constexpr tlab_subject facility(const char* name, const char* summary, std::uint32_t drive,
+                                std::uint64_t promises, FacilityCalls c) {
+  return tlab_subject{TLAB_SUBJECT_ABI_VERSION,
+                      sizeof(tlab_subject),
+                      name,
+                      summary,
+                      TLAB_KIND_FACILITY,
+                      drive,
+                      TLAB_CLOCK_MONOTONIC,
+                      0,
+                      promises,
+                      0,
+                      c.create,
+                      c.destroy,
+                      c.schedule,
+                      c.cancel,
+                      c.poll,
+                      c.pending,
+                      nullptr,
+                      nullptr};
+}
+
+// saturating_add: now + delay, clamped to INT64_MAX ("never") and INT64_MIN.
+inline std::int64_t saturating_add(std::int64_t now, std::int64_t delay) {
+  std::int64_t out;
+  if (__builtin_add_overflow(now, delay, &out)) return delay > 0 ? INT64_MAX : INT64_MIN;
+  return out;
+}
+
+}  // namespace tlab::tool::builtin
