@@ -7,7 +7,7 @@
 #      subjects are built by the package's tlab_add_subject and checked by its
 #      tlab_add_checks (`tlab check --subject`); the ctest run passes only if every
 #      correct example passes and each EXPECT_FAIL one (c_timer_heap_aba) fails
-#      with exit 1, and the ABA heap's report must name the oracles that caught it
+#      with exit 1, and the ABA heap's report must count wrong_result or lost_timer
 # Any step that fails fails the test with its output.
 foreach(var BUILD WORK SOURCE_DIR CXX CC)
   if(NOT DEFINED ${var})
@@ -62,14 +62,15 @@ foreach(dir IN LISTS examples)
   message(STATUS "${step_out}")
 endforeach()
 # The seeded bug must be caught for the right reason: a late cancel said
-# PREVENTED for a timer that had fired (wrong_result), and the timer whose slot it
-# hit was lost (lost_timer).
-set(aba_report ${WORK}/examples/c_timer_heap/tlab_checks/c_timer_heap_aba.check.json)
+# PREVENTED for a timer that had fired (wrong_result), or the timer whose slot it
+# hit was lost (lost_timer); a crash or a refused subject does not count.
+set(aba_report ${WORK}/examples/c_timer_heap/tlab_checks/c_timer_heap_aba.late_cancels.json)
 if(NOT EXISTS ${aba_report})
   message(FATAL_ERROR "the ABA example wrote no report (${aba_report})")
 endif()
 file(READ ${aba_report} aba)
 string(JSON ncases LENGTH "${aba}" cases)
+set(caught 0)
 foreach(oracle wrong_result lost_timer)
   set(total 0)
   if(ncases GREATER 0)
@@ -81,9 +82,10 @@ foreach(oracle wrong_result lost_timer)
       endif()
     endforeach()
   endif()
-  if(total EQUAL 0)
-    message(FATAL_ERROR "the ABA example's report counts no ${oracle} violation (${aba_report})")
-  endif()
+  math(EXPR caught "${caught} + ${total}")
   message(STATUS "c_timer_heap_aba: ${total} ${oracle} violations")
 endforeach()
+if(caught EQUAL 0)
+  message(FATAL_ERROR "the ABA example's report counts no wrong_result or lost_timer (${aba_report})")
+endif()
 file(REMOVE_RECURSE ${WORK})
