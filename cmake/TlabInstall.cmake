@@ -6,10 +6,14 @@
 #   P/lib/cmake/tlab/tlabConfig.cmake       find_package(tlab CONFIG REQUIRED)
 #   P/lib/cmake/tlab/tlabConfigVersion.cmake  same major version is compatible
 #   P/lib/cmake/tlab/tlabTargets.cmake      the imported target tlab::core
+#   P/lib/cmake/tlab/TlabSubjects.cmake     tlab_add_subject, tlab_add_checks
+#   P/lib/cmake/tlab/TlabExpectViolation.cmake  the command of an EXPECT_FAIL check
 #
 # A consumer writes find_package(tlab CONFIG REQUIRED) and links tlab::core: the
-# headers, C++20 and Threads come with it. tests/install/ builds such a consumer
-# against a fresh install (ctest install.package).
+# headers (tlab/subject.h and tlab/subject_adapter.h among them), C++20 and
+# Threads come with it; a subject plugin is built with tlab_add_subject and
+# checked with tlab_add_checks. tests/install/ builds such a consumer and the
+# examples/subjects/ projects against a fresh install (ctest install.package).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS tlab_core EXPORT tlabTargets
@@ -30,4 +34,6 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tlabConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tlabConfig.cmake ${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TlabSubjects.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TlabExpectViolation.cmake
         DESTINATION ${tlab_cmake_dir})

@@ -9,6 +9,7 @@
 #include "compare/subjects.h"
 #include "runner/engines.h"
 #include "subjects/builtin/peers.h"
+#include "subjects/builtin/strategies.h"
 #include "tlab/queue/strategy.h"
 
 namespace tlab::tool {
@@ -169,6 +170,8 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
 
 std::vector<SubjectInfo> build_table() {
   std::vector<SubjectInfo> rows;
+  // A strategy is also an ABI subject (`--subject binary_heap`): the descriptor
+  // of QueueSubject<Q>, the adapter users export their own queues through.
   for (const StrategyInfo& s : kStrategyInfo) {
     rows.push_back({s.name,
                     SubjectOrigin::kStrategy,
@@ -180,7 +183,9 @@ std::vector<SubjectInfo> build_table() {
                     false,
                     s.summary,
                     nullptr,
-                    &compare::make_strategy_subject});
+                    &compare::make_strategy_subject,
+                    {},
+                    &builtin::strategy_abi});
   }
   rows.insert(rows.end(), kEngineSubjects.begin(), kEngineSubjects.end());
   rows.insert(rows.end(), kPeerSubjects.begin(), kPeerSubjects.end());
