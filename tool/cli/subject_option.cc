@@ -27,6 +27,8 @@ std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEn
 
 tlab_subject shape_of(const SubjectFacts& f) {
   tlab_subject d{};
+  d.name = f.name.c_str();  // lives as long as `f`
+  d.summary = f.summary.c_str();
   d.abi_version = TLAB_SUBJECT_ABI_VERSION;
   d.struct_size = sizeof(tlab_subject);
   d.kind = f.kind;

@@ -34,8 +34,9 @@ void add_subject_option(CLI::App& sub, std::string& spec);
 // it cannot be used (the caller exits kExitBadInput).
 std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEnv& env);
 
-// shape_of: a descriptor with the facts' kind, drive, clock, promises and
-// max_delay (no functions): what subject_accepts reads.
+// shape_of: a descriptor with the facts' name, summary, kind, drive, clock,
+// promises and max_delay (no functions): what subject_accepts reads. Its strings
+// point into `f`, which must outlive it.
 tlab_subject shape_of(const SubjectFacts& f);
 
 // scenarios_for_subject: the scenarios `subject` can play. `named`: the user

@@ -146,8 +146,8 @@ class CompareCommand final : public Command {
                      "`tlab list subjects` or a plugin PATH.so[:entry], measured in a child "
                      "process per cell; with SCENARIO it also runs the scenario on it")
         ->type_name("S")
-        ->take_last(false)
-        ->allow_extra_args(false);
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     sub_->add_option("--pending", pending_,
                      fmt::format("pending timer counts, {}..{} (default: 1000,100000,1000000)",
                                  kMinPending, kMaxPending))
