@@ -57,10 +57,8 @@ static unsigned char garbage[sizeof(tlab_subject)] = {
     0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 0xf3, 0x9c, 0xc0, 0x60, 0x5c, 0xed, 0xc8, 0x34};
 
 #if defined(BAD_CTOR_CRASH)
-__attribute__((constructor)) static void crash_on_load(void) {
-  volatile int* p = NULL;
-  *p = 1;
-}
+/* raise(), not a NULL store: the optimiser may drop a store it can prove is UB. */
+__attribute__((constructor)) static void crash_on_load(void) { raise(SIGSEGV); }
 #endif
 
 #if defined(BAD_NO_ENTRY)
@@ -87,10 +85,7 @@ const tlab_subject* tlab_subject_entry(uint32_t v) {
 #elif defined(BAD_BAD_NAME_PTR)
   descriptor.name = (const char*)(uintptr_t)0x10;
 #elif defined(BAD_ENTRY_CRASH)
-  {
-    volatile int* p = NULL;
-    *p = 1;
-  }
+  raise(SIGSEGV);
 #elif defined(BAD_ENTRY_HANG)
   for (;;) pause();
 #endif
