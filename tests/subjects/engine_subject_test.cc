@@ -3,96 +3,16 @@
 // the oracle that judges its promise. Cases run in this process through
 // run_subject_engine (the driver the case child calls), and the verdict is decided
 // by judge() with the subject's own promises, as the runner does.
-#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "oracles/oracles.h"
-#include "runner/case_context.h"
-#include "runner/case_result.h"
-#include "runner/engine_subject.h"
-#include "runner/stress_runner.h"
-#include "scenario/scenario.h"
-#include "subjects/plugin.h"
+#include "subjects/subject_case.h"
 
 namespace tlab::tool {
 namespace {
 
-struct Ran {
-  CaseResult r;
-  std::string error;  // a driver error (what the child harness turns into verdict error)
-};
-
-std::string scenario_path(const std::string& name) {
-  return std::string(TLAB_SOURCE_DIR) + "/scenarios/" + name + ".json";
-}
-
-Scenario load(const std::string& name) {
-  ScenarioLoader loader;
-  InputErrors errors;
-  std::optional<Scenario> s = loader.load_file(scenario_path(name), errors);
-  EXPECT_TRUE(s.has_value()) << (errors.empty() ? "" : errors[0].message);
-  return s.value_or(Scenario{});
-}
-
-Scenario load_text(const std::string& text) {
-  ScenarioLoader loader;
-  InputErrors errors;
-  std::optional<Scenario> s = loader.load_text(text, "inline", errors);
-  EXPECT_TRUE(s.has_value()) << (errors.empty() ? "" : errors[0].message);
-  return s.value_or(Scenario{});
-}
-
-// The case of `sc` on the subject library `so`, as the CLI plans it.
-CaseSpec spec_of(const Scenario& sc, const std::string& so, double budget_s) {
-  CaseSpec spec;
-  spec.id = sc.name + "/" + so;
-  spec.scenario = &sc;
-  spec.strategy = "binary_heap";
-  spec.seed = sc.run.seed;
-  spec.operations = sc.run.operations;
-  spec.budget_s = budget_s;
-  spec.subject = so;
-  return spec;
-}
-
-// Runs `sc` on the subject library `so` in this process and judges the result
-// against the subject's promises.
-Ran run_on(const Scenario& sc, const std::string& so) {
-  const CaseSpec spec = spec_of(sc, so, sc.run.budget_s);
-  runner::CaseContext ctx(spec, runner::steady_ns());
-  Ran out;
-  try {
-    runner::run_subject_engine(ctx);
-  } catch (const std::exception& e) {
-    out.error = e.what();
-  }
-  out.r = ctx.snapshot(Verdict::kPass, "", out.error.empty());
-  std::string err;
-  const tlab_subject* d = open_subject(so, err);
-  EXPECT_NE(d, nullptr) << err;
-  if (d != nullptr) judge(sc.expect, promises_of_abi(d->promises), out.r, false);
-  return out;
-}
-
-std::string summary(const Ran& ran) {
-  std::string s = std::string(name_of(ran.r.verdict)) + " " + ran.error + " " + ran.r.message;
-  for (const auto& [key, v] : ran.r.violations) {
-    s += "\n  " + key + "=" + std::to_string(v.count) + ": " + v.first_example;
-  }
-  return s;
-}
-
-std::uint64_t count_of(const Ran& ran, const std::string& key) {
-  auto it = ran.r.violations.find(key);
-  return it == ran.r.violations.end() ? 0 : it->second.count;
-}
-
-std::uint64_t counter(const Ran& ran, const std::string& key) {
-  auto it = ran.r.counters.find(key);
-  return it == ran.r.counters.end() ? 0 : it->second;
-}
+using namespace subject_case;
 
 class CorrectSubject : public ::testing::TestWithParam<const char*> {};
 
@@ -176,20 +96,13 @@ INSTANTIATE_TEST_SUITE_P(
         Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"}),
     [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
 
-// Runs `sc` on the subject library `so` through the real stress runner (a forked
-// case child, its watchdog, the parent's judge) with a budget of `budget_s`.
-CaseResult run_in_runner(const Scenario& sc, const std::string& so, double budget_s) {
-  StressRunner runner;
-  return runner.run_case(spec_of(sc, so, budget_s), RunContext{});
-}
-
 // Through the runner, the correct subject passes and the report says whose
 // promises were judged; a seeded bug fails the same way as in process.
 TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
   const Scenario sc = load("facility_ties");
   const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 20);
   EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.message;
-  EXPECT_EQ(ok.subject, "test_correct");
+  EXPECT_EQ(ok.subject, "test_subject_correct");
   const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
   EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
   EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;

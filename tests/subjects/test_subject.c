@@ -29,7 +29,7 @@
 #include "tlab/subject.h"
 
 #ifndef TLAB_TEST_SUBJECT_NAME
-#define TLAB_TEST_SUBJECT_NAME "test_correct"
+#define TLAB_TEST_SUBJECT_NAME "test_subject_correct"
 #endif
 
 #ifdef TLAB_TEST_BUG_CRASH

@@ -7,7 +7,7 @@
 //   |-----------------|---------------------------------------|-----------------------------------|
 //   | scheduler       | schedule() per operation (mode once)  | refused                           |
 //   | canceller       | cancel() of a random outstanding timer| refused                           |
-//   | timer_thread    | the poll loop (count 1); a SELF       | refused (nothing to poll)         |
+//   | timer_thread    | the poll loop (count 1); a SELF       | nothing to poll: noted            |
 //   |                 | subject's own threads take its place  |                                   |
 //   | mutex_contender | refused                               | acquire_for / hold / release      |
 //   | pool_client     | refused                               | the same, permits = pool_size     |
@@ -61,9 +61,11 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
     const Actor& a = sc.actors[i];
     const std::string at = fmt::format("/actors/{}", i);
     switch (a.role) {
+      case Role::kTimerThread:
+        if (!facility) break;  // a timed wait keeps its own timers (noted by the case)
+        [[fallthrough]];
       case Role::kScheduler:
       case Role::kCanceller:
-      case Role::kTimerThread:
         if (!facility) {
           return refuse(at + "/role",
                         fmt::format("role {} needs a timer facility; subject {} is {}",
