@@ -105,6 +105,7 @@ INSTANTIATE_TEST_SUITE_P(
         Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races",
             "wrong_result"},
         Bug{"fifo_virtual", TLAB_TEST_SUBJECT_FIFO, "facility_ties", "fifo_order"},
+        Bug{"einval_virtual", TLAB_TEST_SUBJECT_EINVAL, "facility_ties", "lost_timer"},
         Bug{"pending_virtual", TLAB_TEST_SUBJECT_PENDING, "facility_ties", "conservation"},
         Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"}),
     [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
@@ -119,6 +120,15 @@ TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
   const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
   EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
   EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;
+}
+
+// A status the ABI does not allow here (TLAB_EFAIL from schedule) is a driver
+// error naming the call: the runner's verdict is error.
+TEST(EngineSubjectRunner, EfailIsADriverErrorNamingTheCall) {
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_EFAIL, 20);
+  EXPECT_EQ(r.verdict, Verdict::kError) << r.message;
+  EXPECT_NE(r.message.find("returned TLAB_EFAIL"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("schedule("), std::string::npos) << r.message;
 }
 
 // A subject that segfaults inside poll() kills only its case's process: the

@@ -18,6 +18,8 @@
  *   | TLAB_TEST_BUG_WRONG_CANCEL| TOO_LATE for pending timers, and removes them   | wrong_result        |
  *   | TLAB_TEST_BUG_FIFO        | LIFO among equal deadlines                      | fifo_order          |
  *   | TLAB_TEST_BUG_PENDING     | pending() one too many                          | conservation        |
+ *   | TLAB_TEST_BUG_EINVAL      | refuses every 50th delay in range (TLAB_EINVAL) | lost_timer          |
+ *   | TLAB_TEST_BUG_EFAIL       | schedule returns TLAB_EFAIL after 200 schedules | error (verdict)     |
  *   | TLAB_TEST_BUG_CRASH       | segfaults in poll after 200 schedules           | crash (verdict)     |
  *   | TLAB_TEST_BUG_HANG        | poll spins forever after 200 schedules          | timeout (verdict)   |
  *   | TLAB_TEST_SELF_DRIVEN     | (not a bug) the same facility self-driven: its  | none                |
@@ -45,7 +47,7 @@
 int* volatile g_nowhere = NULL;
 #endif
 
-/* After this many schedules the crash and hang variants misbehave in poll. */
+/* After this many schedules the efail, crash and hang variants misbehave. */
 #define BUG_AFTER_OPS 200
 
 enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FIRED, SLOT_CANCELLED };
@@ -129,6 +131,15 @@ static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64
                             uint64_t* handle) {
   facility* f = self;
   if (delay_ns < 0) return TLAB_EINVAL;
+#ifdef TLAB_TEST_BUG_EINVAL
+  if (f->seq % 50 == 49 && delay_ns > 0) {
+    ++f->seq;
+    return TLAB_EINVAL;
+  }
+#endif
+#ifdef TLAB_TEST_BUG_EFAIL
+  if (f->schedules >= BUG_AFTER_OPS) return TLAB_EFAIL;
+#endif
   uint32_t index;
   if (f->nfree > 0) {
     index = f->free_list[--f->nfree];
