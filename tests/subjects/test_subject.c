@@ -6,6 +6,7 @@
  * array of pending slots kept sorted by (deadline, schedule sequence), so equal
  * deadlines fire in schedule order. poll(now) fires every timer due at or before
  * now, earliest first. Not thread-safe (tlab serialises its calls); VIRTUAL.
+ * Built with TLAB_TEST_SELF_DRIVEN it is its own loop (see the table).
  *
  *   | define                    | bug                                             | oracle              |
  *   |---------------------------|-------------------------------------------------|---------------------|
@@ -17,19 +18,28 @@
  *   | TLAB_TEST_BUG_WRONG_CANCEL| TOO_LATE for pending timers, and removes them   | wrong_result        |
  *   | TLAB_TEST_BUG_FIFO        | LIFO among equal deadlines                      | fifo_order          |
  *   | TLAB_TEST_BUG_PENDING     | pending() one too many                          | conservation        |
+ *   | TLAB_TEST_BUG_EINVAL      | refuses every 50th delay in range (TLAB_EINVAL) | lost_timer          |
+ *   | TLAB_TEST_BUG_EFAIL       | schedule returns TLAB_EFAIL after 200 schedules | error (verdict)     |
  *   | TLAB_TEST_BUG_CRASH       | segfaults in poll after 200 schedules           | crash (verdict)     |
  *   | TLAB_TEST_BUG_HANG        | poll spins forever after 200 schedules          | timeout (verdict)   |
+ *   | TLAB_TEST_SELF_DRIVEN     | (not a bug) the same facility self-driven: its  | none                |
+ *   |                           | own thread polls CLOCK_MONOTONIC every 50 us;   |                     |
+ *   |                           | calls lock one mutex (THREAD_SAFE, MONOTONIC)   |                     |
+ *   | + TLAB_TEST_BUG_SELF_AFTER_DESTROY | destroy() neither stops the thread nor | fired_after_cancel  |
+ *   |                           | drops pending timers                            |                     |
  *
  * Cost: schedule and cancel O(pending) (array insert/erase), poll O(fired).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tlab/subject.h"
 
 #ifndef TLAB_TEST_SUBJECT_NAME
-#define TLAB_TEST_SUBJECT_NAME "test_correct"
+#define TLAB_TEST_SUBJECT_NAME "test_subject_correct"
 #endif
 
 #ifdef TLAB_TEST_BUG_CRASH
@@ -37,7 +47,7 @@
 int* volatile g_nowhere = NULL;
 #endif
 
-/* After this many schedules the crash and hang variants misbehave in poll. */
+/* After this many schedules the efail, crash and hang variants misbehave. */
 #define BUG_AFTER_OPS 200
 
 enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FIRED, SLOT_CANCELLED };
@@ -59,6 +69,10 @@ typedef struct facility {
   uint32_t* sorted; /* pending slot indices by (deadline, seq) */
   uint32_t npending, cap_sorted;
   uint64_t seq, schedules;
+  /* TLAB_TEST_SELF_DRIVEN only */
+  pthread_mutex_t mu; /* guards everything above */
+  pthread_t thread;
+  int stop; /* mu */
 } facility;
 
 static int64_t sat_add(int64_t a, int64_t b) {
@@ -117,6 +131,15 @@ static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64
                             uint64_t* handle) {
   facility* f = self;
   if (delay_ns < 0) return TLAB_EINVAL;
+#ifdef TLAB_TEST_BUG_EINVAL
+  if (f->seq % 50 == 49 && delay_ns > 0) {
+    ++f->seq;
+    return TLAB_EINVAL;
+  }
+#endif
+#ifdef TLAB_TEST_BUG_EFAIL
+  if (f->schedules >= BUG_AFTER_OPS) return TLAB_EFAIL;
+#endif
   uint32_t index;
   if (f->nfree > 0) {
     index = f->free_list[--f->nfree];
@@ -224,25 +247,107 @@ static tlab_status pending(void* self, uint64_t* count) {
   return TLAB_OK;
 }
 
+#ifdef TLAB_TEST_SELF_DRIVEN
+
+static int64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The subject's own timer thread: polls its own clock every 50 us, firing under
+ * the facility's lock (the ABI allows it: fired() never calls back). */
+static void* timer_thread(void* arg) {
+  facility* f = arg;
+  for (;;) {
+    pthread_mutex_lock(&f->mu);
+    const int stop = f->stop;
+    if (!stop) poll_timers(f, monotonic_ns());
+    pthread_mutex_unlock(&f->mu);
+    if (stop) return NULL;
+    const struct timespec nap = {0, 50000};
+    nanosleep(&nap, NULL);
+  }
+}
+
+static tlab_status self_create(const tlab_subject_config* config, void** self) {
+  const tlab_status st = create(config, self);
+  if (st != TLAB_OK) return st;
+  facility* f = *self;
+  pthread_mutex_init(&f->mu, NULL);
+  if (pthread_create(&f->thread, NULL, timer_thread, f) != 0) {
+    destroy(f);
+    return TLAB_EFAIL;
+  }
+  return TLAB_OK;
+}
+
+static void self_destroy(void* self) {
+#ifdef TLAB_TEST_BUG_SELF_AFTER_DESTROY
+  (void)self; /* the thread keeps running and firing; the facility is never freed */
+#else
+  facility* f = self;
+  pthread_mutex_lock(&f->mu);
+  f->stop = 1;
+  pthread_mutex_unlock(&f->mu);
+  pthread_join(f->thread, NULL);
+  pthread_mutex_destroy(&f->mu);
+  destroy(f);
+#endif
+}
+
+/* A MONOTONIC subject reads its own clock; now_ns is ignored. */
+static tlab_status self_schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64_t cookie,
+                                 uint64_t* handle) {
+  facility* f = self;
+  (void)now_ns;
+  pthread_mutex_lock(&f->mu);
+  const tlab_status st = schedule(f, monotonic_ns(), delay_ns, cookie, handle);
+  pthread_mutex_unlock(&f->mu);
+  return st;
+}
+
+static tlab_status self_cancel(void* self, uint64_t handle, int32_t* result) {
+  facility* f = self;
+  pthread_mutex_lock(&f->mu);
+  const tlab_status st = cancel(f, handle, result);
+  pthread_mutex_unlock(&f->mu);
+  return st;
+}
+
+static tlab_status self_pending(void* self, uint64_t* count) {
+  facility* f = self;
+  pthread_mutex_lock(&f->mu);
+  const tlab_status st = pending(f, count);
+  pthread_mutex_unlock(&f->mu);
+  return st;
+}
+
+#define SUBJECT_DRIVE TLAB_DRIVE_SELF
+#define SUBJECT_CLOCK TLAB_CLOCK_MONOTONIC
+#define SUBJECT_PROMISES TLAB_PROMISE_THREAD_SAFE
+#define SUBJECT_CALLS self_create, self_destroy, self_schedule, self_cancel, NULL, self_pending
+#else
+#define SUBJECT_DRIVE TLAB_DRIVE_LOOP
+#define SUBJECT_CLOCK TLAB_CLOCK_HOST
+#define SUBJECT_PROMISES TLAB_PROMISE_VIRTUAL
+#define SUBJECT_CALLS create, destroy, schedule, cancel, poll_timers, pending
+#endif
+
 static const tlab_subject kSubject = {
     TLAB_SUBJECT_ABI_VERSION,
     sizeof(tlab_subject),
     TLAB_TEST_SUBJECT_NAME,
     "tests/subjects/test_subject.c: a sorted-array facility (one bug per build)",
     TLAB_KIND_FACILITY,
-    TLAB_DRIVE_LOOP,
-    TLAB_CLOCK_HOST,
+    SUBJECT_DRIVE,
+    SUBJECT_CLOCK,
     0,
     TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
         TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_PENDING_COUNT |
-        TLAB_PROMISE_VIRTUAL,
+        SUBJECT_PROMISES,
     0,
-    create,
-    destroy,
-    schedule,
-    cancel,
-    poll_timers,
-    pending,
+    SUBJECT_CALLS,
     NULL,
     NULL,
 };

@@ -7,7 +7,7 @@
 //   |-----------------|---------------------------------------|-----------------------------------|
 //   | scheduler       | schedule() per operation (mode once)  | refused                           |
 //   | canceller       | cancel() of a random outstanding timer| refused                           |
-//   | timer_thread    | the poll loop (count 1); a SELF       | refused (nothing to poll)         |
+//   | timer_thread    | the poll loop (count 1); a SELF       | nothing to poll: noted            |
 //   |                 | subject's own threads take its place  |                                   |
 //   | mutex_contender | refused                               | acquire_for / hold / release      |
 //   | pool_client     | refused                               | the same, permits = pool_size     |
@@ -46,6 +46,8 @@ std::string_view own_engine_of(Role r) {
 
 }  // namespace
 
+// Reads only kind, drive and promises of `s` (the CLI passes a shape without a
+// name or functions: subject_option.h), so `why` never names the subject.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
                      std::string& pointer) {
   auto refuse = [&](std::string p, std::string w) {
@@ -61,20 +63,22 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
     const Actor& a = sc.actors[i];
     const std::string at = fmt::format("/actors/{}", i);
     switch (a.role) {
+      case Role::kTimerThread:
+        if (!facility) break;  // a timed wait keeps its own timers (noted by the case)
+        [[fallthrough]];
       case Role::kScheduler:
       case Role::kCanceller:
-      case Role::kTimerThread:
         if (!facility) {
           return refuse(at + "/role",
-                        fmt::format("role {} needs a timer facility; subject {} is {}",
-                                    name_of(a.role), s.name, kind));
+                        fmt::format("role {} needs a timer facility; this subject is {}",
+                                    name_of(a.role), kind));
         }
         if (a.role == Role::kScheduler) {
           if (a.mode != ScheduleMode::kOnce) {
             return refuse(at + "/mode",
-                          fmt::format("a periodic mode: the subject ABI's schedule() is one-shot, "
-                                      "so subject {} cannot run periodic timers (use mode once)",
-                                      s.name));
+                          std::string("a periodic mode: the subject ABI's schedule() is "
+                                      "one-shot, so a subject cannot run periodic timers (use "
+                                      "mode once)"));
           }
           ++schedulers;
         }
@@ -92,47 +96,46 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
         if (facility) {
           return refuse(at + "/role",
                         fmt::format("role {} needs a timed-wait subject (TLAB_KIND_TIMED_WAIT); "
-                                    "subject {} is {}",
-                                    name_of(a.role), s.name, kind));
+                                    "this subject is {}",
+                                    name_of(a.role), kind));
         }
         holders += a.count;
         break;
       default:
         return refuse(at + "/role",
                       fmt::format("role {} needs tlab's own {}; a subject is reached only through "
-                                  "the subject ABI, and subject {} is {}",
-                                  name_of(a.role), own_engine_of(a.role), s.name, kind));
+                                  "the subject ABI, and this subject is {}",
+                                  name_of(a.role), own_engine_of(a.role), kind));
     }
   }
   if (!facility) {
     if (holders == 0) {
-      return refuse("/actors", fmt::format("subject {} is {}: the scenario needs a "
+      return refuse("/actors", fmt::format("this subject is {}: the scenario needs a "
                                            "mutex_contender or pool_client actor",
-                                           s.name, kind));
+                                           kind));
     }
     if (holders > 1 && (s.promises & TLAB_PROMISE_THREAD_SAFE) == 0) {
       return refuse("/actors",
-                    fmt::format("{} threads would call subject {} at once, but it does not promise "
-                                "TLAB_PROMISE_THREAD_SAFE (blocking calls cannot be serialised: "
-                                "a holder must release while another waits)",
-                                holders, s.name));
+                    fmt::format("{} threads would call this subject at once, but it does not "
+                                "promise TLAB_PROMISE_THREAD_SAFE (blocking calls cannot be "
+                                "serialised: a holder must release while another waits)",
+                                holders));
     }
     return true;
   }
   if (schedulers == 0) {
-    return refuse("/actors", fmt::format("subject {} is {}: the scenario needs a scheduler actor "
-                                         "(the only role that schedules)",
-                                         s.name, kind));
+    return refuse("/actors", fmt::format("this subject is {}: the scenario needs a scheduler "
+                                         "actor (the only role that schedules)",
+                                         kind));
   }
   // A loop subject on the real clock is polled by the timer_thread actor. On a
   // virtual scenario it is polled anyway: by the driver (VIRTUAL) or, when it
   // cannot run on tlab's clock, by a poller thread on the real clock (noted).
   if (s.drive == TLAB_DRIVE_LOOP && sc.engine.clock != ClockKind::kVirtual && pollers == 0) {
     return refuse("/actors",
-                  fmt::format("subject {} is loop-driven (TLAB_DRIVE_LOOP) and the scenario runs "
-                              "on the real clock without a timer_thread actor: who would poll? "
-                              "Add {{\"role\": \"timer_thread\", \"count\": 1}}",
-                              s.name));
+                  std::string("this subject is loop-driven (TLAB_DRIVE_LOOP) and the scenario "
+                              "runs on the real clock without a timer_thread actor: who would "
+                              "poll? Add {\"role\": \"timer_thread\", \"count\": 1}"));
   }
   return true;
 }
@@ -151,8 +154,8 @@ void run_subject_engine(CaseContext& ctx) {
   if (d == nullptr) throw std::runtime_error(error);
   std::string why, pointer;
   if (!subject_accepts(ctx.scenario(), *d, why, pointer)) {
-    throw std::runtime_error(
-        fmt::format("scenario {}: {}: {}", ctx.scenario().name, pointer, why));
+    throw std::runtime_error(fmt::format("subject {} cannot play scenario {}: {}: {}", d->name,
+                                         ctx.scenario().name, pointer, why));
   }
   run_abi_case(ctx, *d);
 }

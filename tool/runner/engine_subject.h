@@ -3,7 +3,15 @@
 //
 // A scenario runs on a subject when `--subject` names one (CaseSpec::subject);
 // the roles it may have, how each becomes ABI calls, and which oracle judges what
-// are documented in docs/your-own-timer.md and below, next to the code.
+// are documented in scenarios/README.md ("On a subject") and next to the code:
+//
+//   | file                               | what                                         |
+//   |------------------------------------|----------------------------------------------|
+//   | engine_subject.cc                  | subject_accepts (roles per kind), dispatch   |
+//   | engine_subject_calls.h             | the call mutex, host clock, status names     |
+//   | engine_subject_facility.h, .cc     | a facility case: actors, calls, judging      |
+//   | engine_subject_facility_end.cc     | its run (real or virtual), drain, end checks |
+//   | engine_subject_wait.cc             | a timed-wait case                            |
 //
 // Ground rules: as every engine driver (engines.h): runs in the case's child, on
 // its main thread; starts and joins its actor threads.

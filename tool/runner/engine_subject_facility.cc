@@ -143,8 +143,9 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
   const std::int64_t delay = r.spec->delay_us->sample(rng) * 1000;
   // Every other timer of a scheduler is stretched to a tick boundary, so that one
   // scheduler's timers share deadlines (FIFO ties), as the service engine's
-  // schedule_at path does.
-  const bool align = r.st->ops.load(std::memory_order::relaxed) % 2 == 1;
+  // schedule_at path does. Only on a HOST subject: one that reads its own clock
+  // adds its own (varying) skew to now + delay, so tlab cannot make exact ties.
+  const bool align = host_clock_ && r.st->ops.load(std::memory_order::relaxed) % 2 == 1;
   std::uint64_t cookie = 0;
   if (!schedule_timer(r, delay, align, cookie)) return false;
   const double p = r.spec->cancel_probability;

@@ -7,15 +7,15 @@
 // How the roles become ABI calls:
 //   | role         | calls                                                              |
 //   |--------------|--------------------------------------------------------------------|
-//   | scheduler    | schedule(now, delay, cookie) per operation (mode once); every      |
-//   |              | other timer's delay is stretched so its deadline lands on a tick   |
-//   |              | (as the service engine's schedule_at), so one scheduler's timers   |
-//   |              | tie; then cancel(handle) with cancel_probability                   |
+//   | scheduler    | schedule(now, delay, cookie) per operation (mode once); on a HOST  |
+//   |              | subject every other timer's delay is stretched so its deadline     |
+//   |              | lands on a tick (as the service engine's schedule_at), so one      |
+//   |              | scheduler's timers tie; then cancel(handle) with cancel_probability|
 //   | canceller    | after delay_us, cancel(handle) of a random outstanding timer       |
 //   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
 //   |              | for a SELF subject, the subject's own threads (noted)              |
-//   | (the end)    | drain to the horizon, pending(), then a few timers due now and     |
-//   |              | far ahead, and destroy() with them pending                         |
+//   | (the end)    | drain to the horizon, pending(), then 12 timers due now, in 1 ms   |
+//   |              | and in an hour, and destroy() with them pending                    |
 //
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62

@@ -252,11 +252,16 @@ void FacilityCase::check_conservation(const char* when) {
 
 void FacilityCase::shutdown_with_pending() {
   // Shutdown with pending timers: four due now (a SELF subject may be firing them
-  // while destroy() runs) and four an hour ahead (or at max_delay_ns).
+  // while destroy() runs), four due in 1 ms (within the 5 ms watched after
+  // destroy() below, so a SELF subject that keeps firing shows) and four an hour
+  // ahead (or at max_delay_ns).
   const std::int64_t far = std::min<std::int64_t>(3'600'000'000'000, max_delay_);
-  for (int i = 0; i < 8; ++i) {
-    std::uint64_t cookie = 0;
-    schedule_timer(shutdown_, i < 4 ? 0 : far, false, cookie);
+  const std::int64_t soon = std::min<std::int64_t>(1'000'000, max_delay_);
+  for (std::int64_t delay : {std::int64_t{0}, soon, far}) {
+    for (int i = 0; i < 4; ++i) {
+      std::uint64_t cookie = 0;
+      schedule_timer(shutdown_, delay, false, cookie);
+    }
   }
   {
     std::lock_guard lk(mu_);

@@ -1,0 +1,97 @@
+// The generic ABI driver on a timed wait (test_timed_wait.c): the correct
+// semaphore passes the shipped timed-mutex and pool scenarios, and each seeded bug
+// fails with the oracle that judges its promise.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "subjects/subject_case.h"
+
+namespace tlab::tool {
+namespace {
+
+using namespace subject_case;
+
+// Two contenders, one operation each: one holds for 1 s, far past the other's 1 ms
+// timeout and the watchdog's 500 ms grace.
+Scenario held_long() {
+  return load_text(R"({"name": "held_long",
+      "description": "one holder keeps the lock far past the other's timeout",
+      "actors": [{"role": "mutex_contender", "count": 2,
+      "timeout_us": {"fixed": 1000}, "hold_us": {"fixed": 1000000}}],
+      "run": {"operations": 2, "budget_s": 20}})");
+}
+
+class CorrectTimedWait : public ::testing::TestWithParam<const char*> {};
+
+// The correct semaphore passes mutex_timeout (permits 1) and pool_checkout_timeout
+// (permits = pool_size 2): holders acquired, some waits timed out, nothing flagged.
+TEST_P(CorrectTimedWait, PassesTheScenario) {
+  const Ran ran = run_on(load(GetParam()), TLAB_TEST_WAIT_CORRECT);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_TRUE(ran.r.violations.empty()) << summary(ran);
+  EXPECT_GT(counter(ran, "acquired"), 0u) << summary(ran);
+}
+INSTANTIATE_TEST_SUITE_P(Scenarios, CorrectTimedWait,
+                         ::testing::Values("mutex_timeout", "pool_checkout_timeout"));
+
+// A semaphore that gives up after half its timeout is an early_fire, naming the
+// call and how early it returned.
+TEST(EngineSubjectWait, EarlyGiveUpIsEarlyFire) {
+  const Ran ran = run_on(load("mutex_timeout"), TLAB_TEST_WAIT_EARLY);
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  ASSERT_GT(count_of(ran, "early_fire"), 0u) << summary(ran);
+  EXPECT_NE(ran.r.violations.at("early_fire").first_example.find("acquire_for("),
+            std::string::npos);
+}
+
+// A semaphore whose timed-out waiter takes the lock anyway breaks mutual exclusion.
+TEST(EngineSubjectWait, TakingTheLockAfterATimeoutIsMutualExclusion) {
+  const Ran ran = run_on(load("mutex_timeout"), TLAB_TEST_WAIT_EXCLUSION);
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  EXPECT_GT(count_of(ran, "mutual_exclusion"), 0u) << summary(ran);
+}
+
+// A waiter that ignores its timeout stays parked while the holder keeps the lock
+// for 1 s: the runner's watchdog counts a lost_wakeup (2 contenders, 2
+// operations, so the case still ends when the holder releases).
+TEST(EngineSubjectWait, IgnoringTheTimeoutIsALostWakeup) {
+  const Scenario sc = held_long();
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_NO_TIMEOUT, 20);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+  ASSERT_EQ(r.violations.count("lost_wakeup"), 1u) << r.message;
+  EXPECT_NE(r.violations.at("lost_wakeup").first_example.find("mutex_contender#"),
+            std::string::npos);
+}
+
+// The same held-long case on the correct semaphore: the waiter times out, no
+// lost wakeup.
+TEST(EngineSubjectWait, TheCorrectSemaphoreTimesOutWhileHeldLong) {
+  const Scenario sc = held_long();
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_CORRECT, 20);
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
+  EXPECT_GT(r.counters.count("timeouts"), 0u) << r.message;
+}
+
+// A timed wait refuses facility roles, and several threads on a subject that is
+// not thread-safe (blocking calls cannot be serialised).
+TEST(SubjectAcceptsWait, RefusesSchedulersOnATimedWait) {
+  std::string err;
+  const tlab_subject* d = open_subject(TLAB_TEST_WAIT_CORRECT, err);
+  ASSERT_NE(d, nullptr) << err;
+  const Scenario sc = load_text(R"({"name": "t", "description": "t", "actors": [
+      {"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}}],
+      "run": {"operations": 1, "budget_s": 1}})");
+  std::string why, ptr;
+  EXPECT_FALSE(runner::subject_accepts(sc, *d, why, ptr));
+  EXPECT_EQ(ptr, "/actors/0/role");
+  tlab_subject unsafe = *d;
+  unsafe.promises &= ~TLAB_PROMISE_THREAD_SAFE;
+  EXPECT_FALSE(runner::subject_accepts(load("mutex_timeout"), unsafe, why, ptr));
+  EXPECT_NE(why.find("TLAB_PROMISE_THREAD_SAFE"), std::string::npos) << why;
+  EXPECT_TRUE(runner::subject_accepts(load("mutex_timeout"), *d, why, ptr)) << why;
+}
+
+}  // namespace
+}  // namespace tlab::tool
