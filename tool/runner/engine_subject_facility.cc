@@ -73,7 +73,7 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
     }
   }
   ++fired_;
-  settle(cookie, r, Outcome::kFired, now, nullptr);
+  settle(cookie, r, Outcome::kFired, now, seq_, nullptr);
 }
 
 void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
@@ -99,12 +99,16 @@ void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
                      fmt::format("cookie {} (handle 0x{:x}) fired twice: first at {}, again at {}",
                                  cookie, s->handle, at(s->at), at(now)));
       return;
-    case Outcome::kPrevented:
-      ctx_.violation(Oracle::kFiredAfterCancel,
-                     fmt::format("cookie {} fired at {} although {}'s cancel(handle 0x{:x}) had "
-                                 "returned TLAB_CANCEL_PREVENTED at {}",
-                                 cookie, at(now), *s->by, s->handle, at(s->at)));
+    case Outcome::kPrevented: {
+      // The PREVENTED result was judged first, so in tlab's steps this fire came
+      // after the call returned; the clocks say whether fired() began while the
+      // call was still in flight (a subject's thread waiting for the record lock).
+      const FireWhen when = now < s->called_at ? FireWhen::kBefore
+                            : now <= s->at     ? FireWhen::kDuring
+                                               : FireWhen::kAfter;
+      fire_vs_prevented(cookie, s->handle, now, when, *s->by, s->called_at, s->at);
       return;
+    }
     case Outcome::kRefused:
       ctx_.violation(Oracle::kWrongResult,
                      fmt::format("cookie {} fired at {} although its schedule() at {} returned "
@@ -117,17 +121,18 @@ void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
 }
 
 void FacilityCase::settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t when,
-                          const std::string* by) {
+                          std::uint64_t seq, const std::string* by, std::int64_t called_at) {
   if (r.aligned) {
     auto g = fifo_.find({r.owner, r.deadline});
     if (g != fifo_.end() && --g->second.unresolved == 0) fifo_.erase(g);
   }
   if (r.unknown) --unknown_open_;
+  if (r.unknown || r.too_late) --disowned_;
   const std::uint64_t last = live_ids_.back();
   live_[last].at_index = r.at_index;
   live_ids_[r.at_index] = last;
   live_ids_.pop_back();
-  ring_[cookie % kSettledRing] = {cookie, how, when, seq_, r.handle, by};
+  ring_[cookie % kSettledRing] = {cookie, how, when, called_at, seq, r.handle, by};
   live_.erase(cookie);
 }
 
@@ -208,7 +213,7 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   {
     std::lock_guard lk(mu_);
     auto it = live_.find(cookie);
-    if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, nullptr);
+    if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, seq_, nullptr);
   }
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
     ctx_.add("refused");
@@ -246,6 +251,10 @@ void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& l
     st = d.cancel(calls_.self, c.handle, &res);
     c1 = steady_ns();
     c.t1 = host_now();
+    {
+      std::lock_guard lk(mu_);
+      c.ended = ++seq_;  // before any other thread can judge a later call against it
+    }
   }, &who, cookie);
   log.sample(Latency::kCancelCost, c1 - c0);
   if (st == TLAB_EINVAL) {
@@ -260,53 +269,101 @@ void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& l
   }
 }
 
+void FacilityCase::fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle,
+                                     std::int64_t fired_at, FireWhen when, const std::string& who,
+                                     std::int64_t t0, std::int64_t t1) {
+  const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}", who,
+                                       handle, cookie, at(t0));
+  switch (when) {
+    case FireWhen::kBefore:
+      ctx_.violation(Oracle::kWrongResult,
+                     fmt::format("{} returned PREVENTED at {}, but the timer had fired at {}, "
+                                 "before the call began",
+                                 call, at(t1), at(fired_at)));
+      return;
+    case FireWhen::kDuring:
+      ctx_.violation(Oracle::kWrongResult,
+                     fmt::format("{} returned PREVENTED at {}, but the timer fired at {}, while "
+                                 "the call was in flight (PREVENTED promises it never fires)",
+                                 call, at(t1), at(fired_at)));
+      return;
+    case FireWhen::kAfter:
+      ctx_.violation(Oracle::kFiredAfterCancel,
+                     fmt::format("cookie {} fired at {} although {} had returned "
+                                 "TLAB_CANCEL_PREVENTED at {}",
+                                 cookie, at(fired_at), call, at(t1)));
+      return;
+  }
+}
+
+// Each result is judged against what is already recorded, whichever thread got
+// there first; a contradiction between two calls counts only when one returned
+// before the other began (c.began, c.ended against the other's steps).
 void FacilityCase::on_cancel_result(const CancelCall& c, std::int32_t result,
                                     const std::string& who) {
   const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}",
                                        who, c.handle, c.cookie, at(c.t0));
   std::lock_guard lk(mu_);
   auto it = live_.find(c.cookie);
+  const Settled* s = it == live_.end() ? settled(c.cookie) : nullptr;
   switch (result) {
     case TLAB_CANCEL_PREVENTED: {
       if (it != live_.end()) {
-        if (it->second.too_late) {
+        const Live& l = it->second;
+        if (l.too_late && l.too_late_seq < c.began) {
           ctx_.violation(Oracle::kWrongResult,
-                         fmt::format("{} returned PREVENTED at {}, but {}'s earlier cancel had "
-                                     "returned TOO_LATE at {} (it had not fired)",
-                                     call, at(c.t1), *it->second.too_late_by,
-                                     at(it->second.too_late_at)));
+                         fmt::format("{} returned PREVENTED at {}, but {}'s cancel had returned "
+                                     "TOO_LATE at {}, before this call began (it had not fired)",
+                                     call, at(c.t1), *l.too_late_by, at(l.too_late_at)));
         }
         ++prevented_;
-        settle(c.cookie, it->second, Outcome::kPrevented, c.t1, &who);
+        settle(c.cookie, it->second, Outcome::kPrevented, c.t1, c.began, &who, c.t0);
         return;
       }
-      const Settled* s = settled(c.cookie);
       if (s != nullptr && s->how == Outcome::kFired) {
-        ctx_.violation(
-            Oracle::kWrongResult,
-            fmt::format("{} returned PREVENTED at {}, but the timer had fired at {} ({})", call,
-                        at(c.t1), at(s->at),
-                        s->seq < c.began ? "before the cancel call began"
-                                         : "while the cancel call was in flight"));
+        // Exact here: both the fire and the call's ends are steps of seq_.
+        const FireWhen when = s->seq < c.began   ? FireWhen::kBefore
+                              : s->seq < c.ended ? FireWhen::kDuring
+                                                 : FireWhen::kAfter;
+        fire_vs_prevented(c.cookie, c.handle, s->at, when, who, c.t0, c.t1);
       } else if (s != nullptr && s->how == Outcome::kPrevented) {
         ctx_.violation(Oracle::kWrongResult,
-                       fmt::format("{} returned PREVENTED at {}, but {}'s cancel had already "
-                                   "returned PREVENTED for it at {}",
-                                   call, at(c.t1), *s->by, at(s->at)));
+                       fmt::format("{} returned PREVENTED at {}, but {}'s cancel, called at {}, "
+                                   "had also returned PREVENTED for it (at {}): only one cancel "
+                                   "can prevent a timer",
+                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at)));
+      } else if (s == nullptr) {
+        ctx_.violation(Oracle::kWrongResult,
+                       fmt::format("{} returned PREVENTED at {}, but that timer had already fired "
+                                   "or been prevented (more than {} timers ago, so its outcome "
+                                   "is no longer kept)",
+                                   call, at(c.t1), kSettledRing));
       }
       return;
     }
     case TLAB_CANCEL_TOO_LATE:
-      // Judged at the end: a TOO_LATE timer must have fired by then.
-      if (it != live_.end() && !it->second.too_late) {
-        it->second.too_late = true;
-        it->second.too_late_at = c.t1;
-        it->second.too_late_by = &who;
+      // Judged at the end: a TOO_LATE timer must have fired (or been prevented by
+      // a call that began before this one returned) by then.
+      if (it != live_.end()) {
+        Live& l = it->second;
+        if (!l.too_late || c.ended < l.too_late_seq) {
+          if (!l.too_late && !l.unknown) ++disowned_;
+          l.too_late = true;
+          l.too_late_at = c.t1;
+          l.too_late_seq = c.ended;
+          l.too_late_by = &who;
+        }
+      } else if (s != nullptr && s->how == Outcome::kPrevented && c.ended < s->seq) {
+        ctx_.violation(Oracle::kWrongResult,
+                       fmt::format("{} returned TOO_LATE at {}, before {}'s cancel, called at {}, "
+                                   "returned PREVENTED for it at {} (it had not fired)",
+                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at)));
       }
       return;
     case TLAB_CANCEL_UNKNOWN:
       ctx_.add("cancel_unknown");
       if (it != live_.end() && !it->second.unknown) {
+        if (!it->second.too_late) ++disowned_;
         it->second.unknown = true;
         ++unknown_open_;
       }
@@ -324,9 +381,9 @@ std::uint64_t FacilityCase::pick_live(std::mt19937_64& rng) {
   return live_ids_[std::uniform_int_distribution<std::size_t>(0, live_ids_.size() - 1)(rng)];
 }
 
-std::uint64_t FacilityCase::live_count() {
+std::uint64_t FacilityCase::outstanding() {
   std::lock_guard lk(mu_);
-  return live_.size();
+  return live_.size() - disowned_;
 }
 
 void FacilityCase::poll_once() {
@@ -359,7 +416,7 @@ void FacilityCase::throw_if_error() {
 
 void FacilityCase::scheduler_loop(ActorRun& r, std::mt19937_64& rng) {
   while (ctx_.take_op(r.quota)) {
-    while (live_count() >= s_.run.max_pending && !ctx_.stopping()) {
+    while (outstanding() >= s_.run.max_pending && !ctx_.stopping()) {
       r.st->set(Phase::kWaiting);
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }

@@ -24,15 +24,22 @@
 // "now" at a fire is the poll's now for a HOST loop subject (the subject's own
 // clock), else CLOCK_MONOTONIC read in the callback.
 //
-// Judged (each an Oracle; a sentence names the cookie, times and calls):
+// Judged (each an Oracle; a sentence names the cookie, times and calls). Two calls
+// are ordered only when one returned before the other began (by seq_, the steps in
+// which calls begin and end and fires reach tlab's record lock, not by the order
+// their threads judge the results): overlapping calls may be linearised either way.
 //   | oracle             | finding                                                        |
 //   |--------------------|----------------------------------------------------------------|
 //   | early_fire         | fired with now < now_at_schedule + delay (saturated)           |
 //   | double_resume      | a cookie fired twice                                           |
-//   | fired_after_cancel | fired after cancel() returned PREVENTED, or after destroy()    |
-//   | wrong_result       | PREVENTED for a timer that had fired (before or during the     |
-//   |                    | call); TOO_LATE for one that never fired by the end; PREVENTED |
-//   |                    | after TOO_LATE; a fire of a cookie whose schedule was refused  |
+//   | fired_after_cancel | fired after the cancel() that said PREVENTED had returned, or  |
+//   |                    | after destroy()                                                |
+//   | wrong_result       | PREVENTED for a timer whose fire reached tlab before or during |
+//   |                    | the call; two PREVENTED for one timer; PREVENTED from a call   |
+//   |                    | that began after a TOO_LATE call had returned (or TOO_LATE     |
+//   |                    | that returned before a PREVENTED call began); TOO_LATE for a   |
+//   |                    | timer never fired nor prevented by the end; a fire of a cookie |
+//   |                    | whose schedule was refused                                     |
 //   | lost_timer         | accepted, not prevented, due by the drain horizon, never fired;|
 //   |                    | TLAB_EINVAL for a delay within [0, max_delay_ns]               |
 //   | fifo_order         | equal deadlines from one scheduler fired out of schedule order |
@@ -88,8 +95,11 @@ class FacilityCase {
   struct Settled {
     std::uint64_t cookie = 0;
     Outcome how = Outcome::kNone;
-    std::int64_t at = 0;  // host clock: fired or cancel returned
-    std::uint64_t seq = 0;  // seq_ when it settled: orders it against cancel calls
+    std::int64_t at = 0;         // host clock: fired, or the PREVENTED call returned
+    std::int64_t called_at = 0;  // kPrevented: host clock when that call began
+    // kFired: the step its fire reached tlab; kPrevented: the step its PREVENTED
+    // call began. Orders it against other cancel calls.
+    std::uint64_t seq = 0;
     std::uint64_t handle = 0;
     const std::string* by = nullptr;  // the canceller that got PREVENTED
   };
@@ -103,7 +113,8 @@ class FacilityCase {
     bool has_handle = false;        // schedule() has returned TLAB_OK
     bool aligned = false;           // a FIFO tie candidate
     bool too_late = false;          // a cancel said TOO_LATE while it had not fired
-    std::int64_t too_late_at = 0;
+    std::int64_t too_late_at = 0;   // the earliest-returning such call: host clock,
+    std::uint64_t too_late_seq = 0;  // and the step it returned in
     const std::string* too_late_by = nullptr;
     bool unknown = false;  // a cancel said UNKNOWN: no claim, excused
     std::size_t at_index = 0;  // index in live_ids_
@@ -131,18 +142,27 @@ class FacilityCase {
   std::string at(std::int64_t host_ns) const;  // "t=1.234ms" on the case's timeline
   void on_fired(std::uint64_t cookie);
   void late_fire(std::uint64_t cookie, std::int64_t now);  // requires mu_
-  void settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t at,
-              const std::string* by);  // requires mu_; erases r
+  // settle: requires mu_; erases r. `seq` and `called_at` as in Settled.
+  void settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t at, std::uint64_t seq,
+              const std::string* by, std::int64_t called_at = 0);
   const Settled* settled(std::uint64_t cookie) const;  // requires mu_
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
   struct CancelCall {
     std::uint64_t cookie = 0, handle = 0;
-    std::int64_t t0 = 0, t1 = 0;  // host clock when the call began and returned
-    std::uint64_t began = 0;      // seq_ when it began
+    std::int64_t t0 = 0, t1 = 0;       // host clock when the call began and returned
+    std::uint64_t began = 0, ended = 0;  // seq_ steps when it began and returned
   };
   void on_cancel_result(const CancelCall& c, std::int32_t result, const std::string& who);
+  // How a fire stands to a cancel call that said PREVENTED for its timer.
+  enum class FireWhen : std::uint8_t { kBefore, kDuring, kAfter };
+  // fire_vs_prevented: the finding for a timer that fired at `fired_at` although
+  // `call` (by `who`, called at t0, returned at t1) said PREVENTED: wrong_result
+  // when the fire came before or during the call, fired_after_cancel after it.
+  void fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle, std::int64_t fired_at,
+                         FireWhen when, const std::string& who, std::int64_t t0,
+                         std::int64_t t1);  // requires mu_
   std::uint64_t pick_live(std::mt19937_64& rng);
   void poll_once();
   void check_status(std::int32_t st, const std::string& call);
@@ -153,7 +173,10 @@ class FacilityCase {
   void scheduler_loop(ActorRun& r, std::mt19937_64& rng);
   void canceller_loop(ActorRun& r, std::mt19937_64& rng);
   void poller_loop();
-  std::uint64_t live_count();
+  // outstanding: the live timers the subject still holds (run.max_pending bounds
+  // them): those a cancel called TOO_LATE or UNKNOWN are its no longer, and must
+  // not hold a scheduler back (a bug that drops them would stall the case).
+  std::uint64_t outstanding();
 
   // ---- engine_subject_facility_end.cc: the run and its end ----
   void build_actors();
@@ -188,8 +211,9 @@ class FacilityCase {
   std::map<std::pair<const ActorState*, std::int64_t>, FifoGroup> fifo_;  // mu_
   std::uint64_t armed_ = 0, fired_ = 0, prevented_ = 0;  // mu_
   std::uint64_t unknown_open_ = 0;  // mu_: live timers with an UNKNOWN cancel
+  std::uint64_t disowned_ = 0;      // mu_: live timers with a TOO_LATE or UNKNOWN cancel
   bool destroyed_ = false;          // mu_: destroy() has returned
-  std::uint64_t seq_ = 0;           // mu_: one step per fire and per cancel call begun
+  std::uint64_t seq_ = 0;  // mu_: one step per fire and per cancel call begun or returned
   std::int64_t reported_gap_ = 0;   // mu_: the last conservation gap reported
   std::mutex err_mu_;
   std::string error_;  // err_mu_: the first driver error

@@ -136,7 +136,7 @@ void FacilityCase::run_virtual() {
         r.next_virtual = 0;
         continue;
       }
-      if (live_count() >= s_.run.max_pending) {
+      if (outstanding() >= s_.run.max_pending) {
         producing = true;
         continue;
       }
