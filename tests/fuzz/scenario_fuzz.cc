@@ -96,6 +96,8 @@ void check_loaded(const ScenarioLoader& loader, const Scenario& s) {
     expect(a.count >= 1, "actor count < 1");
     expect(a.cancel_probability >= 0 && a.cancel_probability <= 1,
            "cancel_probability outside [0, 1]");
+    expect(!a.stale_probability || (*a.stale_probability >= 0 && *a.stale_probability <= 1),
+           "stale_probability outside [0, 1]");
     for (const auto* d : {&a.timeout_us, &a.delay_us}) {
       if (*d) check_distribution(**d, -kSignedUs, kSignedUs, rng);
     }

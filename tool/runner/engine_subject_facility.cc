@@ -133,6 +133,7 @@ void FacilityCase::settle(std::uint64_t cookie, Live& r, Outcome how, std::int64
   live_ids_[r.at_index] = last;
   live_ids_.pop_back();
   ring_[cookie % kSettledRing] = {cookie, how, when, called_at, seq, r.handle, by};
+  if (how != Outcome::kRefused && r.has_handle) stale_[stale_count_++ % kStaleRing] = {cookie, r.handle};
   live_.erase(cookie);
 }
 
@@ -155,6 +156,8 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
   if (!schedule_timer(r, delay, align, cookie)) return false;
   const double p = r.spec->cancel_probability;
   if (p > 0 && std::bernoulli_distribution(p)(rng)) cancel_one(cookie, *r.st, *r.log);
+  // Right after a schedule: the new timer may hold the storage a settled one had.
+  if (r.stale > 0 && std::bernoulli_distribution(r.stale)(rng)) cancel_stale(rng, *r.st, *r.log);
   return true;
 }
 
@@ -231,7 +234,6 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
 }
 
 void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log) {
-  const tlab_subject& d = calls_.d();
   CancelCall c{cookie};
   {
     std::lock_guard lk(mu_);
@@ -239,6 +241,38 @@ void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& l
     if (it == live_.end() || !it->second.has_handle) return;
     c.handle = it->second.handle;
   }
+  call_cancel(c, who, log);
+}
+
+void FacilityCase::cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog& log) {
+  CancelCall c;
+  c.stale = true;
+  {
+    std::lock_guard lk(mu_);
+    if (stale_count_ == 0) return;
+    const std::uint64_t n = std::min<std::uint64_t>(stale_count_, kStaleRing);
+    const Stale& s = stale_[std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng)];
+    c.cookie = s.cookie;
+    c.handle = s.handle;
+  }
+  ctx_.add("stale_cancels");
+  call_cancel(c, who, log);
+}
+
+std::string FacilityCase::holder_of(std::uint64_t handle, std::uint64_t cookie) const {
+  for (const auto& [k, l] : live_) {
+    if (k != cookie && l.has_handle && l.handle == handle) {
+      return fmt::format("; the handle's value now names live cookie {} of {} (scheduled at {}), "
+                         "which must still fire",
+                         k, l.owner->name, at(l.scheduled_at));
+    }
+  }
+  return "";
+}
+
+void FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog& log) {
+  const tlab_subject& d = calls_.d();
+  const std::uint64_t cookie = c.cookie;
   std::int32_t res = 0, st = TLAB_EFAIL;
   std::int64_t c0 = 0, c1 = 0;
   calls_([&] {
@@ -271,27 +305,28 @@ void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& l
 
 void FacilityCase::fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle,
                                      std::int64_t fired_at, FireWhen when, const std::string& who,
-                                     std::int64_t t0, std::int64_t t1) {
+                                     std::int64_t t0, std::int64_t t1,
+                                     const std::string& note) {
   const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}", who,
                                        handle, cookie, at(t0));
   switch (when) {
     case FireWhen::kBefore:
       ctx_.violation(Oracle::kWrongResult,
                      fmt::format("{} returned PREVENTED at {}, but the timer had fired at {}, "
-                                 "before the call began",
-                                 call, at(t1), at(fired_at)));
+                                 "before the call began{}",
+                                 call, at(t1), at(fired_at), note));
       return;
     case FireWhen::kDuring:
       ctx_.violation(Oracle::kWrongResult,
                      fmt::format("{} returned PREVENTED at {}, but the timer fired at {}, while "
-                                 "the call was in flight (PREVENTED promises it never fires)",
-                                 call, at(t1), at(fired_at)));
+                                 "the call was in flight (PREVENTED promises it never fires){}",
+                                 call, at(t1), at(fired_at), note));
       return;
     case FireWhen::kAfter:
       ctx_.violation(Oracle::kFiredAfterCancel,
                      fmt::format("cookie {} fired at {} although {} had returned "
-                                 "TLAB_CANCEL_PREVENTED at {}",
-                                 cookie, at(fired_at), call, at(t1)));
+                                 "TLAB_CANCEL_PREVENTED at {}{}",
+                                 cookie, at(fired_at), call, at(t1), note));
       return;
   }
 }
@@ -320,24 +355,29 @@ void FacilityCase::on_cancel_result(const CancelCall& c, std::int32_t result,
         settle(c.cookie, it->second, Outcome::kPrevented, c.t1, c.began, &who, c.t0);
         return;
       }
+      const std::string note =
+          c.stale ? "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it "
+                    "must answer TOO_LATE or UNKNOWN and touch no other timer)" +
+                        holder_of(c.handle, c.cookie)
+                  : std::string();
       if (s != nullptr && s->how == Outcome::kFired) {
         // Exact here: both the fire and the call's ends are steps of seq_.
         const FireWhen when = s->seq < c.began   ? FireWhen::kBefore
                               : s->seq < c.ended ? FireWhen::kDuring
                                                  : FireWhen::kAfter;
-        fire_vs_prevented(c.cookie, c.handle, s->at, when, who, c.t0, c.t1);
+        fire_vs_prevented(c.cookie, c.handle, s->at, when, who, c.t0, c.t1, note);
       } else if (s != nullptr && s->how == Outcome::kPrevented) {
         ctx_.violation(Oracle::kWrongResult,
                        fmt::format("{} returned PREVENTED at {}, but {}'s cancel, called at {}, "
                                    "had also returned PREVENTED for it (at {}): only one cancel "
-                                   "can prevent a timer",
-                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at)));
+                                   "can prevent a timer{}",
+                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at), note));
       } else if (s == nullptr) {
         ctx_.violation(Oracle::kWrongResult,
                        fmt::format("{} returned PREVENTED at {}, but that timer had already fired "
                                    "or been prevented (more than {} timers ago, so its outcome "
-                                   "is no longer kept)",
-                                   call, at(c.t1), kSettledRing));
+                                   "is no longer kept){}",
+                                   call, at(c.t1), kSettledRing, note));
       }
       return;
     }
@@ -430,13 +470,19 @@ void FacilityCase::canceller_loop(ActorRun& r, std::mt19937_64& rng) {
   // relaxed would do for the flag's value; acquire pairs with run_threads' release
   // so that the loop sees every scheduler's last timer.
   while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+    const bool stale = r.stale > 0 && std::bernoulli_distribution(r.stale)(rng);
     const std::int64_t delay = r.spec->delay_us->sample(rng);
-    const std::uint64_t cookie = pick_live(rng);
+    const std::uint64_t cookie = stale ? 0 : pick_live(rng);
     r.st->set(Phase::kSleeping, cookie);
     sleep_us(ctx_, delay);
     r.st->set(Phase::kWorking, cookie);
-    if (cookie == 0) continue;
-    cancel_one(cookie, *r.st, *r.log);
+    if (stale) {
+      cancel_stale(rng, *r.st, *r.log);  // picked now: the most recent settled count
+    } else if (cookie != 0) {
+      cancel_one(cookie, *r.st, *r.log);
+    } else {
+      continue;
+    }
     r.st->ops.fetch_add(1, std::memory_order::relaxed);
   }
 }

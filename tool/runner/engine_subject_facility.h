@@ -11,11 +11,21 @@
 //   |              | subject every other timer's delay is stretched so its deadline     |
 //   |              | lands on a tick (as the service engine's schedule_at), so one      |
 //   |              | scheduler's timers tie; then cancel(handle) with cancel_probability|
-//   | canceller    | after delay_us, cancel(handle) of a random outstanding timer       |
+//   |              | (stale_probability: a stale cancel after each schedule)            |
+//   | canceller    | after delay_us, cancel(handle) of a random outstanding timer, or   |
+//   |              | with stale_probability a stale cancel                              |
 //   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
 //   |              | for a SELF subject, the subject's own threads (noted)              |
 //   | (the end)    | drain to the horizon, pending(), then 12 timers due now, in 1 ms   |
 //   |              | and in an hour, and destroy() with them pending                    |
+//
+// A stale cancel is cancel(handle) of a timer that already settled (fired or was
+// prevented), picked at random from the last kStaleRing settled: the subject must
+// answer TOO_LATE or UNKNOWN (or TLAB_EINVAL) and touch no other timer, however
+// its storage was reused (subject.h: "cancel() on a handle whose timer fired or
+// was cancelled long ago must not touch another timer"). PREVENTED is wrong_result;
+// a live timer the call removed instead never fires (lost_timer, conservation).
+// stale_probability defaults to kDefaultStaleProbability for both roles.
 //
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62
@@ -130,12 +140,24 @@ class FacilityCase {
     std::size_t index = 0;
     std::uint64_t quota = 0;        // schedulers: their share of run.operations
     std::int64_t next_virtual = 0;  // cancellers on the virtual clock
+    double stale = 0;               // stale_probability, or the default
   };
 
   // A ring of 16384 settled cookies (~0.6 MB): a second fire or a fire after
   // PREVENTED comes within a few polls of the first outcome in every subject we
   // know; the ring only has to outlive that, not the run.
   static constexpr std::size_t kSettledRing = 16384;
+  // Stale cancels pick among the last 64 settled timers: a facility reuses a freed
+  // slot within a few schedules (a LIFO free list at once), so most of these
+  // handles' storage holds a newer live timer, the case a stale cancel probes.
+  static constexpr std::size_t kStaleRing = 64;
+  // One cancel in ten by default: in facility_ties (2000 schedules) ~250 stale
+  // cancels, enough to hit a reused slot on every seed we tried, while most
+  // cancels still race live timers (the subject of the other findings).
+  static constexpr double kDefaultStaleProbability = 0.1;
+  struct Stale {
+    std::uint64_t cookie = 0, handle = 0;
+  };
 
   // ---- engine_subject_facility.cc: the calls and their judging ----
   std::int64_t host_now() const;
@@ -149,12 +171,19 @@ class FacilityCase {
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
+  // cancel_stale: cancel() of a recently settled timer's handle (if any settled).
+  void cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog& log);
   struct CancelCall {
     std::uint64_t cookie = 0, handle = 0;
+    bool stale = false;  // the timer had settled before the call (cancel_stale)
     std::int64_t t0 = 0, t1 = 0;       // host clock when the call began and returned
     std::uint64_t began = 0, ended = 0;  // seq_ steps when it began and returned
   };
+  void call_cancel(CancelCall& c, ActorState& who, ActorLog& log);
   void on_cancel_result(const CancelCall& c, std::int32_t result, const std::string& who);
+  // holder_of: " (cookie N, live, now holds handle 0x...)" or "": who a stale
+  // handle's value names now. Requires mu_; O(live), on a finding only.
+  std::string holder_of(std::uint64_t handle, std::uint64_t cookie) const;
   // How a fire stands to a cancel call that said PREVENTED for its timer.
   enum class FireWhen : std::uint8_t { kBefore, kDuring, kAfter };
   // fire_vs_prevented: the finding for a timer that fired at `fired_at` although
@@ -162,7 +191,7 @@ class FacilityCase {
   // when the fire came before or during the call, fired_after_cancel after it.
   void fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle, std::int64_t fired_at,
                          FireWhen when, const std::string& who, std::int64_t t0,
-                         std::int64_t t1);  // requires mu_
+                         std::int64_t t1, const std::string& note = {});  // requires mu_
   std::uint64_t pick_live(std::mt19937_64& rng);
   void poll_once();
   void check_status(std::int32_t st, const std::string& call);
@@ -208,6 +237,8 @@ class FacilityCase {
   std::unordered_map<std::uint64_t, Live> live_;  // mu_
   std::vector<std::uint64_t> live_ids_;          // mu_: live_'s keys, for a random pick
   std::vector<Settled> ring_;                    // mu_: cookie % kSettledRing
+  std::array<Stale, kStaleRing> stale_{};        // mu_: the last settled with a handle
+  std::uint64_t stale_count_ = 0;                // mu_: ever put in stale_
   std::map<std::pair<const ActorState*, std::int64_t>, FifoGroup> fifo_;  // mu_
   std::uint64_t armed_ = 0, fired_ = 0, prevented_ = 0;  // mu_
   std::uint64_t unknown_open_ = 0;  // mu_: live timers with an UNKNOWN cancel

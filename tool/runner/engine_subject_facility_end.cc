@@ -41,6 +41,7 @@ void FacilityCase::build_actors() {
       r.st = &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n));
       r.log = &ctx_.log_of(*r.st);
       r.index = index;
+      r.stale = a.stale_probability.value_or(kDefaultStaleProbability);
     }
   }
   const auto schedulers = static_cast<std::size_t>(count_of(s_, Role::kScheduler));
@@ -129,9 +130,13 @@ void FacilityCase::run_virtual() {
           r.next_virtual = sat_add(host_now(), r.spec->delay_us->sample(rngs[i]) * 1000);
         }
         if (host_now() < r.next_virtual) continue;
-        const std::uint64_t cookie = pick_live(rngs[i]);
-        if (cookie == 0) continue;
-        cancel_one(cookie, *r.st, *r.log);
+        if (r.stale > 0 && std::bernoulli_distribution(r.stale)(rngs[i])) {
+          cancel_stale(rngs[i], *r.st, *r.log);
+        } else {
+          const std::uint64_t cookie = pick_live(rngs[i]);
+          if (cookie == 0) continue;
+          cancel_one(cookie, *r.st, *r.log);
+        }
         r.st->ops.fetch_add(1, std::memory_order::relaxed);
         r.next_virtual = 0;
         continue;

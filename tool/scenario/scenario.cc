@@ -124,13 +124,14 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
 
 void read_actors(const Json& doc, Scenario& s, Checker& check) {
   const Json& actors = doc.at("actors");
-  static constexpr std::array<std::pair<ActorField, std::string_view>, 6> kFieldNames{{
+  static constexpr std::array<std::pair<ActorField, std::string_view>, 7> kFieldNames{{
       {kFieldTimeout, "timeout_us"},
       {kFieldDelay, "delay_us"},
       {kFieldPeriod, "period_us"},
       {kFieldHold, "hold_us"},
       {kFieldMode, "mode"},
       {kFieldCancelProbability, "cancel_probability"},
+      {kFieldStaleProbability, "stale_probability"},
   }};
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const Json& a = actors[i];
@@ -159,6 +160,7 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
     actor.period_us = optional_distribution(a, "period_us", ptr, check);
     actor.hold_us = optional_distribution(a, "hold_us", ptr, check);
     actor.cancel_probability = a.value("cancel_probability", 0.0);
+    if (a.contains("stale_probability")) actor.stale_probability = a["stale_probability"].get<double>();
     const std::string mode = a.value("mode", std::string("once"));
     actor.mode = mode == "fixed_rate"    ? ScheduleMode::kFixedRate
                  : mode == "fixed_delay" ? ScheduleMode::kFixedDelay

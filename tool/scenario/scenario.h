@@ -89,6 +89,7 @@ enum ActorField : std::uint8_t {
   kFieldHold = 1 << 3,
   kFieldMode = 1 << 4,
   kFieldCancelProbability = 1 << 5,
+  kFieldStaleProbability = 1 << 6,
 };
 
 // Which optional actor fields each role requires and accepts (role and count are
@@ -105,12 +106,14 @@ struct RoleInfo {
 inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
     {Role::kWaiter, "waiter", kFieldTimeout, kFieldTimeout,
      "arms a timeout (timeout_us) on a waiter and parks until it is resolved"},
-    {Role::kCanceller, "canceller", kFieldDelay, kFieldDelay,
-     "after delay_us, cancels a random armed waiter or scheduled task"},
+    {Role::kCanceller, "canceller", kFieldDelay, kFieldDelay | kFieldStaleProbability,
+     "after delay_us, cancels a random armed waiter or scheduled task (on a subject, with "
+     "stale_probability a recently settled timer's handle instead)"},
     {Role::kScheduler, "scheduler", kFieldDelay,
-     kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability,
+     kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability | kFieldStaleProbability,
      "schedules tasks delay_us ahead (mode once|fixed_delay|fixed_rate with period_us); "
-     "cancels each with cancel_probability"},
+     "cancels each with cancel_probability (on a subject, then a recently settled timer's "
+     "handle with stale_probability)"},
     {Role::kTimerThread, "timer_thread", 0, 0, "runs the timer service's expiry loop"},
     {Role::kWorkerChurn, "worker_churn", kFieldPeriod, kFieldPeriod,
      "every period_us, stops one executor worker and restarts it"},
@@ -143,6 +146,10 @@ struct Actor {
   std::optional<Distribution> hold_us;
   ScheduleMode mode = ScheduleMode::kOnce;
   double cancel_probability = 0.0;
+  // Subjects only (the generic driver, engine_subject_facility.h): how often a
+  // cancel goes to a recently settled timer's handle; absent means the driver's
+  // default. The built-in engines refuse a value above 0 (subjects.h engine_for).
+  std::optional<double> stale_probability;
 };
 
 enum class ClockKind : std::uint8_t { kSteady, kVirtual };

@@ -271,6 +271,15 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
     why = "no actor does work (add a waiter, scheduler, thrower, contender, ... )";
     return nullptr;
   }
+  for (std::size_t i = 0; i < s.actors.size(); ++i) {
+    if (s.actors[i].stale_probability.value_or(0) > 0) {
+      if (pointer != nullptr) *pointer = fmt::format("/actors/{}/stale_probability", i);
+      why = "stale_probability is for a subject (--subject): only the generic driver cancels "
+            "settled timers' handles; tlab's own engines test stale tokens with token_bits "
+            "(aba_wraparound). Remove it, set 0, or run with --subject";
+      return nullptr;
+    }
+  }
   if (runner::count_of(s, Role::kTimerThread) > 1) {
     why = "timer_thread count must be 1: the timer service has one thread";
     return nullptr;
