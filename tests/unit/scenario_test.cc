@@ -100,6 +100,7 @@ TEST(ScenarioTest, FullDocumentLoadsEveryField) {
   EXPECT_EQ(s->actors[2].mode, ScheduleMode::kFixedRate);
   EXPECT_EQ(s->actors[2].delay_us->lo, -5);
   EXPECT_DOUBLE_EQ(s->actors[2].cancel_probability, 0.25);
+  EXPECT_FALSE(s->actors[1].stale_probability.has_value());  // absent: the driver's default
   EXPECT_EQ(s->total_threads(), 3 + 2 + 5 + 1);
   ASSERT_EQ(s->faults.size(), 2u);
   EXPECT_EQ(s->faults[1].action, stress::FaultAction::kYield);
@@ -278,6 +279,9 @@ TEST(ScenarioTest, SemanticErrorsCarryPointers) {
           "",
           R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}, "mode": "fixed_rate"}])"),
       "/actors/0/period_us", "required when mode is 'fixed_rate'");
+  expect_error(with("", R"([{"role": "waiter", "count": 1, "timeout_us": {"fixed": 1},
+                           "stale_probability": 0.5}])"),
+               "/actors/0/stale_probability", "not used by role 'waiter'");
   expect_error(with("", R"([{"role": "waiter", "count": 200, "timeout_us": {"fixed": 1}},
                            {"role": "canceller", "count": 100, "delay_us": {"fixed": 1}}])"),
                "/actors", "exceed the cap of 256");

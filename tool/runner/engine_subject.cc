@@ -5,8 +5,10 @@
 // What a scenario's roles mean on a subject (scenarios/README.md, "On a subject"):
 //   | role            | facility (TLAB_KIND_FACILITY)         | timed wait (TLAB_KIND_TIMED_WAIT) |
 //   |-----------------|---------------------------------------|-----------------------------------|
-//   | scheduler       | schedule() per operation (mode once)  | refused                           |
+//   | scheduler       | schedule() per operation (mode once), | refused                           |
+//   |                 | cancel_probability, stale cancels     |                                   |
 //   | canceller       | cancel() of a random outstanding timer| refused                           |
+//   |                 | or a stale cancel (stale_probability) |                                   |
 //   | timer_thread    | the poll loop (count 1); a SELF       | nothing to poll: noted            |
 //   |                 | subject's own threads take its place  |                                   |
 //   | mutex_contender | refused                               | acquire_for / hold / release      |

@@ -66,7 +66,8 @@
 // Memory: a record per live timer (Live) and a ring of the last kSettledRing
 // settled cookies (so a second fire, or a fire after PREVENTED, still names what
 // happened first); a late fire of a cookie older than the ring is reported without
-// the details of its first outcome. O(run.max_pending + ring), not O(operations).
+// the details of its first outcome; the last kStaleRing settled handles, for stale
+// cancels. O(run.max_pending + rings), not O(operations).
 //
 // Ground rules: the driver's main thread owns the case; actors are threads (real
 // clock) or turns of the main thread (virtual). live_, the ring, the FIFO groups

@@ -22,7 +22,10 @@
  * while pending. A late cancel, arriving after its timer fired and the slot was
  * reused, cancels the newer timer instead and says PREVENTED: tlab reports
  * wrong_result (PREVENTED for a timer that had fired) and lost_timer (the newer
- * timer neither fires nor is cancelled by its owner).
+ * timer neither fires nor is cancelled by its owner). late_cancels.json provokes
+ * it by racing cancels against fires; the generic driver's stale cancels (of
+ * recently settled handles, scenarios/README.md "On a subject") make the built-in
+ * suite catch it too (`tlab check --subject` with no scenario).
  *
  * Promises: DELIVERY, EXACTLY_ONCE, NEVER_EARLY, ACCURATE_CANCEL, FIFO_TIES (the
  * sequence number), PENDING_COUNT, VIRTUAL (time comes only from now_ns). A
