@@ -144,6 +144,21 @@ TEST_F(PluginTest, CrashAndHangInsideACaseAreVerdicts) {
   EXPECT_EQ(res.code, 0) << res.out << res.err;
 }
 
+// A built-in timed wait (core's TimedSemaphore through the ABI) plays the
+// built-in timed-wait scenarios on the generic driver, and passes them.
+TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
+  const fs::path report = scratch_ / "r.json";
+  const CliResult res = tlab({"check", "--subject", "timed_semaphore", "--report",
+                              report.string()});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  const auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
+  ASSERT_GE(doc["cases"].size(), 2u);
+  for (const auto& c : doc["cases"]) {
+    EXPECT_EQ(c["verdict"], "pass") << c.dump();
+    EXPECT_EQ(c["subject"], "timed_semaphore");
+  }
+}
+
 // A subject case replays on the same subject from the report alone.
 TEST_F(PluginTest, SubjectCaseReplays) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
