@@ -296,6 +296,7 @@ class AbiSubject final : public Subject {
 }  // namespace
 
 std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name) {
+  count_peer_allocations();  // the built-in libuv and libevent descriptors allocate through them
   return std::make_unique<AbiSubject>(d, std::move(display_name));
 }
 
