@@ -102,7 +102,6 @@ class Instance {
   std::uint64_t fired() const {
     return fired_.load(std::memory_order_acquire);  // pairs with fired_cb's release
   }
-  const std::string& name() const { return name_; }
 
  private:
   static void fired_cb(void* host, std::uint64_t cookie) {
