@@ -138,15 +138,24 @@ TEST_P(PeerSubjectTest, EachTimerFiresOnceAndCancelTellsTheTruth) {
   EXPECT_EQ(host_.count(), 4u);
 }
 
-// A handle whose slot was reused by a later timer is answered UNKNOWN and does not
-// cancel the later timer.
+// A stale handle never touches another timer: while later timers are armed and
+// fire, cancelling an old prevented timer's handle answers PREVENTED (still known)
+// or UNKNOWN (forgotten), and every later timer still fires exactly once.
 TEST_P(PeerSubjectTest, StaleHandleNeverTouchesAnotherTimer) {
   const std::uint64_t a = schedule(10'000'000'000, 1);
   EXPECT_EQ(cancel(a), TLAB_CANCEL_PREVENTED);
-  const std::uint64_t b = schedule(10'000'000'000, 2);
-  ASSERT_NE(a, b);
-  EXPECT_EQ(cancel(a), TLAB_CANCEL_UNKNOWN);
-  EXPECT_EQ(cancel(b), TLAB_CANCEL_PREVENTED);
+  bool forgotten = false;
+  std::uint64_t later = 0;
+  for (; later < 1000 && !forgotten; ++later) {
+    schedule(0, 2 + later);
+    const std::int32_t r = cancel(a);
+    ASSERT_TRUE(r == TLAB_CANCEL_PREVENTED || r == TLAB_CANCEL_UNKNOWN) << r;
+    forgotten = r == TLAB_CANCEL_UNKNOWN;
+    ASSERT_TRUE(drive_until(later + 1)) << "the stale cancel took timer " << later;
+  }
+  EXPECT_TRUE(forgotten) << "no slot was ever reused: the check above was vacuous";
+  for (std::uint64_t k = 0; k < later; ++k) EXPECT_EQ(host_.times(2 + k), 1u) << k;
+  EXPECT_EQ(host_.times(1), 0u);
 }
 
 // A negative delay is either refused with EINVAL (nothing armed) or fires once;
@@ -221,6 +230,8 @@ TEST_P(PeerSubjectTest, EqualDeadlinesFireInScheduleOrderWherePromised) {
 
 // Where thread safety is promised, two threads scheduling and cancelling at once
 // see every timer either fire once or be prevented, never both, never neither.
+// (UNKNOWN is allowed: a preempted worker's handle may have been recycled after
+// its timer fired; it is then counted among the fires.)
 TEST_P(PeerSubjectTest, ConcurrentScheduleAndCancelResolveEveryTimerOnce) {
   if (!promises(TLAB_PROMISE_THREAD_SAFE)) GTEST_SKIP() << "no thread_safe promise";
   constexpr std::uint64_t kPerThread = 300;
@@ -231,12 +242,17 @@ TEST_P(PeerSubjectTest, ConcurrentScheduleAndCancelResolveEveryTimerOnce) {
     for (std::uint64_t k = 0; k < kPerThread; ++k) {
       std::uint64_t h = 0;
       // Delays of 0 to 100 us: cancels race the expiry.
-      ASSERT_EQ(
-          d_->schedule(self_, mono_ns(), static_cast<std::int64_t>(k % 5) * 25'000, base + k, &h),
-          TLAB_OK);
+      // A failed assertion here would end only this worker; stop both instead.
+      if (d_->schedule(self_, mono_ns(), static_cast<std::int64_t>(k % 5) * 25'000, base + k, &h) !=
+          TLAB_OK) {
+        ADD_FAILURE() << "schedule failed";
+        return;
+      }
       std::int32_t r = 0;
-      ASSERT_EQ(d_->cancel(self_, h, &r), TLAB_OK);
-      ASSERT_NE(r, TLAB_CANCEL_UNKNOWN);
+      if (d_->cancel(self_, h, &r) != TLAB_OK) {
+        ADD_FAILURE() << "cancel failed";
+        return;
+      }
       if (r == TLAB_CANCEL_PREVENTED) {
         prevented.fetch_add(1);
         std::lock_guard<std::mutex> lk(pm);
@@ -248,6 +264,7 @@ TEST_P(PeerSubjectTest, ConcurrentScheduleAndCancelResolveEveryTimerOnce) {
   std::thread t2(worker, 1'000'000);
   t1.join();
   t2.join();
+  if (HasFailure()) return;
   ASSERT_TRUE(drive_until(2 * kPerThread - prevented.load()));
   for (int i = 0; i < 20; ++i) step();
   std::lock_guard<std::mutex> lk(host_.mu);

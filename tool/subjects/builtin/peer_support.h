@@ -7,8 +7,9 @@
 // (a uv_timer_t, an event*, a steady_timer, a HeapTimer task), in a deque so that
 // a slot never moves (libuv handles must not). A handle is (generation << 32) |
 // index. A slot is reused only after its timer resolved (fired or prevented),
-// oldest resolved first, so a stale handle keeps its true answer for as long as
-// possible:
+// oldest resolved first, and only once kQuarantine later slots have resolved too,
+// so a stale handle keeps its true answer for a while (a canceller racing a fire
+// on a self-driven subject asks right after the fire freed the slot):
 //
 //   | slot state | cancel() with a handle of this generation answers        |
 //   |------------|----------------------------------------------------------|
@@ -19,7 +20,7 @@
 //   |            | touched (ABA after 2^32 reuses of one slot)              |
 //
 // Cost: acquire, find and resolve are O(1) (a deque push/pop, an index); memory is
-// the high-water mark of timers armed at once.
+// the high-water mark of timers armed at once, plus kQuarantine slots.
 //
 // Ground rules: not thread-safe; the owner's lock (or its single thread) guards a
 // table. Slot::timer is touched only by the peer that owns the table.
@@ -39,6 +40,10 @@ enum class SlotState : std::uint8_t { kArmed, kFired, kCancelled };
 template <class Timer>
 class HandleTable {
  public:
+  // Resolved slots kept out of reuse: 64, so a handle stays answerable across 64
+  // later resolutions, for at most 64 idle slots per table.
+  static constexpr std::size_t kQuarantine = 64;
+
   struct Slot {
     template <class... Args>
     explicit Slot(Args&&... args) : timer(std::forward<Args>(args)...) {}
@@ -54,7 +59,7 @@ class HandleTable {
   template <class... Args>
   std::uint32_t acquire(std::uint64_t cookie, bool* fresh, Args&&... args) {
     std::uint32_t i;
-    *fresh = free_.empty();
+    *fresh = free_.size() <= kQuarantine;
     if (*fresh) {
       i = static_cast<std::uint32_t>(slots_.size());
       slots_.emplace_back(std::forward<Args>(args)...);
