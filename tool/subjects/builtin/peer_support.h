@@ -15,7 +15,8 @@
 //   |------------|----------------------------------------------------------|
 //   | armed      | whatever the library says (each peer's cancel)           |
 //   | fired      | TOO_LATE (it fired)                                      |
-//   | cancelled  | PREVENTED (it had not fired and never will)              |
+//   | cancelled  | TOO_LATE (an earlier cancel stopped it: only the call    |
+//   |            | that stopped a timer answers PREVENTED, tlab/subject.h)  |
 //   | reused     | UNKNOWN: the generation no longer matches; nothing is    |
 //   |            | touched (ABA after 2^32 reuses of one slot)              |
 //
@@ -79,9 +80,9 @@ class HandleTable {
 
   std::uint64_t handle(std::uint32_t i) const { return (std::uint64_t{slots_[i].gen} << 32) | i; }
   // HandleTable::find_armed: the armed slot `h` names; nullptr when there is none,
-  // with `*settled` set to cancel()'s answer for it (table above): TOO_LATE or
-  // PREVENTED while the generation matches, UNKNOWN once the slot was reused or
-  // for a handle never issued.
+  // with `*settled` set to cancel()'s answer for it (table above): TOO_LATE
+  // while the generation matches, UNKNOWN once the slot was reused or for a
+  // handle never issued.
   Slot* find_armed(std::uint64_t h, std::uint32_t* index, std::int32_t* settled) {
     const std::uint64_t i = h & 0xffff'ffffu;
     if (i >= slots_.size() || slots_[i].gen != static_cast<std::uint32_t>(h >> 32)) {
@@ -90,7 +91,7 @@ class HandleTable {
     }
     Slot& s = slots_[i];
     if (s.state != SlotState::kArmed) {
-      *settled = s.state == SlotState::kFired ? TLAB_CANCEL_TOO_LATE : TLAB_CANCEL_PREVENTED;
+      *settled = TLAB_CANCEL_TOO_LATE;
       return nullptr;
     }
     *index = static_cast<std::uint32_t>(i);
