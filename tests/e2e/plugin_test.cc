@@ -159,6 +159,31 @@ TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
   }
 }
 
+// compare measures a plugin one child per cell: a good plugin gets its rows; one
+// that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
+// and the other subjects' rows are still measured.
+TEST_F(PluginTest, CompareMeasuresPluginsInAChild) {
+  const std::vector<std::string> common{"compare",    "--strategies", "binary_heap",
+                                        "--workload", "insert_cancel", "--pending",
+                                        "1000",       "--cell-ms",     "2",
+                                        "--samples",  "20"};
+  std::vector<std::string> args = common;
+  args.insert(args.end(), {"--subject", TLAB_GOOD_SUBJECT});
+  CliResult res = tlab(args);
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  EXPECT_NE(res.out.find("insert_cancel  test_subject_correct"), std::string::npos) << res.out;
+
+  args = common;
+  args.insert(args.end(), {"--subject", TLAB_CRASH_SUBJECT});
+  res = tlab(args);
+  EXPECT_EQ(res.code, 1) << res.out << res.err;
+  EXPECT_NE(res.out.find("FAILED test_subject_crash: insert_cancel at 1000 pending: killed by "
+                         "signal 11"),
+            std::string::npos)
+      << res.out;
+  EXPECT_NE(res.out.find("insert_cancel  binary_heap"), std::string::npos) << res.out;
+}
+
 // A subject case replays on the same subject from the report alone.
 TEST_F(PluginTest, SubjectCaseReplays) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
