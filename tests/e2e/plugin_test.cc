@@ -144,6 +144,46 @@ TEST_F(PluginTest, CrashAndHangInsideACaseAreVerdicts) {
   EXPECT_EQ(res.code, 0) << res.out << res.err;
 }
 
+// A built-in timed wait (core's TimedSemaphore through the ABI) plays the
+// built-in timed-wait scenarios on the generic driver, and passes them.
+TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
+  const fs::path report = scratch_ / "r.json";
+  const CliResult res = tlab({"check", "--subject", "timed_semaphore", "--report",
+                              report.string()});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  const auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
+  ASSERT_GE(doc["cases"].size(), 2u);
+  for (const auto& c : doc["cases"]) {
+    EXPECT_EQ(c["verdict"], "pass") << c.dump();
+    EXPECT_EQ(c["subject"], "timed_semaphore");
+  }
+}
+
+// compare measures a plugin one child per cell: a good plugin gets its rows; one
+// that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
+// and the other subjects' rows are still measured.
+TEST_F(PluginTest, CompareMeasuresPluginsInAChild) {
+  const std::vector<std::string> common{"compare",    "--strategies", "binary_heap",
+                                        "--workload", "insert_cancel", "--pending",
+                                        "1000",       "--cell-ms",     "2",
+                                        "--samples",  "20"};
+  std::vector<std::string> args = common;
+  args.insert(args.end(), {"--subject", TLAB_GOOD_SUBJECT});
+  CliResult res = tlab(args);
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  EXPECT_NE(res.out.find("insert_cancel  test_subject_correct"), std::string::npos) << res.out;
+
+  args = common;
+  args.insert(args.end(), {"--subject", TLAB_CRASH_SUBJECT});
+  res = tlab(args);
+  EXPECT_EQ(res.code, 1) << res.out << res.err;
+  EXPECT_NE(res.out.find("FAILED test_subject_crash: insert_cancel at 1000 pending: killed by "
+                         "signal 11"),
+            std::string::npos)
+      << res.out;
+  EXPECT_NE(res.out.find("insert_cancel  binary_heap"), std::string::npos) << res.out;
+}
+
 // A subject case replays on the same subject from the report alone.
 TEST_F(PluginTest, SubjectCaseReplays) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";

@@ -289,6 +289,29 @@ TEST(ReportTest, TableIsAlignedAndColourOptional) {
   EXPECT_NE(format_table(report, true).find("\x1b["), std::string::npos);
 }
 
+// A finding whose promise the subject does not make is marked "(not promised)"
+// and a judged finding's sentence is shown before it; a promised one is unmarked.
+TEST(ReportTest, TableMarksFindingsNotPromised) {
+  std::vector<Scenario> scenarios{make_scenario("alpha")};
+  test::FakeRunner runner;
+  CaseResult& r = runner.script["alpha/binary_heap"];
+  r.verdict = Verdict::kFail;
+  r.violations["early_fire"] = {4, "timer 3 fired 20us early"};
+  r.violations["lost_timer"] = {1, "timer 9 was lost"};
+  r.promises = PromiseSet(Promise::kDelivery);
+  Overrides o;
+  o.strategy = "binary_heap";
+  Report report = execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
+  std::string plain = format_table(report, false);
+  EXPECT_NE(plain.find("early_fire=4 (not promised) lost_timer=1: timer 9 was lost"),
+            std::string::npos)
+      << plain;
+  report.cases.front().result.promises = PromiseSet(Promise::kDelivery) | Promise::kNeverEarly;
+  plain = format_table(report, false);
+  EXPECT_NE(plain.find("early_fire=4 lost_timer=1: timer 3 fired 20us early"), std::string::npos)
+      << plain;
+}
+
 // NO_COLOR set to a non-empty value turns colour off even on a terminal.
 TEST(ReportTest, NoColorDisablesColour) {
   ::setenv("NO_COLOR", "1", 1);

@@ -70,16 +70,17 @@ TEST(SubjectsTest, StrategiesComeFromCore) {
   EXPECT_FALSE(is_strategy("timer_service"));
 }
 
-// Names are unique, and every row can be used: an engine runs cases, a strategy
-// or a peer is compared.
+// Names are unique, and every row can be used: an engine runs cases (selected by
+// its primary roles) or, with no driver of its own, through the subject ABI
+// (`--subject`); a strategy or a peer is compared.
 TEST(SubjectsTest, RowsAreUniqueAndUsable) {
   std::set<std::string_view> names;
   for (const SubjectInfo& s : subjects()) {
     EXPECT_TRUE(names.insert(s.name).second) << "duplicate subject " << s.name;
     EXPECT_FALSE(s.summary.empty()) << s.name;
     if (s.origin == SubjectOrigin::kEngine) {
-      EXPECT_NE(s.run_case, nullptr) << s.name;
-      EXPECT_FALSE(s.primary.empty()) << s.name;
+      EXPECT_TRUE(s.run_case != nullptr || s.abi != nullptr) << s.name;
+      EXPECT_EQ(s.primary.empty(), s.run_case == nullptr) << s.name;
     } else {
       EXPECT_NE(s.compare, nullptr) << s.name;
     }
@@ -87,14 +88,15 @@ TEST(SubjectsTest, RowsAreUniqueAndUsable) {
 }
 
 // The engine table in scenarios/README.md is this table: same rows in the same
-// (selection) order, roles, strategy use and promises.
+// (selection) order, roles, strategy use and promises (the rows roles can select:
+// those with a driver of their own).
 TEST(SubjectsTest, ReadmeEngineTableMatches) {
   const std::string readme = read(TLAB_SOURCE_DIR "/scenarios/README.md");
   const auto rows =
       table_rows(readme, "## Which engine runs", "| subject | primary roles | also accepts |");
   std::vector<const SubjectInfo*> engines;
   for (const SubjectInfo& s : subjects()) {
-    if (s.origin == SubjectOrigin::kEngine) engines.push_back(&s);
+    if (s.origin == SubjectOrigin::kEngine && s.run_case != nullptr) engines.push_back(&s);
   }
   ASSERT_EQ(rows.size(), engines.size()) << "README engine table rows";
   for (std::size_t i = 0; i < rows.size(); ++i) {

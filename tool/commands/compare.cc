@@ -23,7 +23,7 @@
 // 10M are accepted (--pending 1000,10000000).
 //
 // Exit codes (cli/command.h): 0 measured (the bars are reported, never enforced); 1 a
-// scenario case failed; 2 a bad option (CLI11 names the flag) or bad SCENARIO or
+// scenario case failed, or a --subject crashed or hung in a cell; 2 a bad option (CLI11 names the flag) or bad SCENARIO or
 // output path; 3 an internal error (for example a peer library failing to start).
 //
 // Ground rules: CLI thread only; the measurements own the process while they run.
@@ -266,6 +266,8 @@ class CompareCommand final : public Command {
     const std::string json = j.dump(2) + "\n";
     int code =
         scenarios.empty() ? (report.interrupted ? kExitInterrupted : kExitOk) : report.exit_code();
+    // A subject that crashed or hung in a cell failed, like a failed case.
+    if (results && !results->failures.empty() && code == kExitOk) code = kExitViolation;
     try {
       if (!report_path_.empty()) write_file_atomic(report_path_, json);
       if (!html_path_.empty()) {

@@ -102,7 +102,6 @@ class Instance {
   std::uint64_t fired() const {
     return fired_.load(std::memory_order_acquire);  // pairs with fired_cb's release
   }
-  const std::string& name() const { return name_; }
 
  private:
   static void fired_cb(void* host, std::uint64_t cookie) {
@@ -296,6 +295,7 @@ class AbiSubject final : public Subject {
 }  // namespace
 
 std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name) {
+  count_peer_allocations();  // the built-in libuv and libevent descriptors allocate through them
   return std::make_unique<AbiSubject>(d, std::move(display_name));
 }
 

@@ -3,7 +3,7 @@
 //
 // libevent keeps timers in a min-heap of event pointers (min_heap.h), with
 // microsecond timevals; evtimer_add outside the loop reads the monotonic clock.
-// Memory is counted through event_set_mem_functions (alloc_counter.h).
+// Memory is counted through event_set_mem_functions (count_peer_allocations).
 // Thread safety: libevent's own story. evthread_use_pthreads() is enabled once;
 // the single-thread cost workloads use a base created with EVENT_BASE_FLAG_NOLOCK
 // (what a single-threaded program gets), mt_schedule_cancel and cancel_to_resume a
@@ -181,11 +181,9 @@ class EventSubject final : public Subject {
 }  // namespace
 
 std::unique_ptr<Subject> make_libevent_subject(std::string_view) {
-  // Both must precede any other libevent call.
-  static const bool ready = [] {
-    event_set_mem_functions(counting_malloc, counting_realloc, counting_free);
-    return evthread_use_pthreads() == 0;
-  }();
+  count_peer_allocations();
+  // Before the first locking base is made (evthread_use_pthreads' requirement).
+  static const bool ready = [] { return evthread_use_pthreads() == 0; }();
   if (!ready) throw std::runtime_error("libevent: evthread_use_pthreads failed");
   return std::make_unique<EventSubject>();
 }

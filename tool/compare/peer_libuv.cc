@@ -4,7 +4,7 @@
 // libuv keeps timers in an intrusive binary heap inside uv_timer_t, keyed by the
 // loop's cached millisecond time, so timeouts are whole milliseconds (rounded up
 // here so that nothing is asked to fire early). Its memory is counted through
-// uv_replace_allocator (alloc_counter.h) plus our new[] of the uv_timer_t array.
+// uv_replace_allocator (count_peer_allocations) plus our new[] of the uv_timer_t array.
 // Thread safety: a loop is single-threaded. mt_schedule_cancel therefore serialises
 // every uv_timer_start/uv_timer_stop from the worker threads on one std::mutex with
 // the loop not running (the usual "owner lock around foreign calls"); the cross-
@@ -164,12 +164,7 @@ class UvSubject final : public Subject {
 }  // namespace
 
 std::unique_ptr<Subject> make_libuv_subject(std::string_view) {
-  // Before any other libuv call, as uv_replace_allocator requires.
-  static const bool replaced = [] {
-    uv_replace_allocator(counting_malloc, counting_realloc, counting_calloc, counting_free);
-    return true;
-  }();
-  (void)replaced;
+  count_peer_allocations();
   return std::make_unique<UvSubject>();
 }
 

@@ -94,6 +94,7 @@ CompareResults run_compare(const CompareOptions& o,
             row.cost = subject->cost(w, pending, o.cell);
           } catch (const CellFailed& e) {
             r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
+            r.failures.push_back(fmt::format("{}: {}", subject->name(), e.what()));
             continue;
           }
           const bool mt = w == Workload::kMtScheduleCancel;
@@ -134,6 +135,7 @@ CompareResults run_compare(const CompareOptions& o,
         }
         } catch (const CellFailed& e) {
           r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
+          r.failures.push_back(fmt::format("{}: {}", subject->name(), e.what()));
           continue;
         }
         r.rows.push_back(std::move(row));
@@ -199,6 +201,7 @@ std::string compare_results_table(const CompareOptions& o, const CompareResults&
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  for (const std::string& f : r.failures) out += "FAILED " + f + "\n";
   out += fmt::format("baselines: clock_nanosleep p50/p99 {}/{} us at slack {} ns",
                      us(r.nanosleep_process_slack.percentile(50)),
                      us(r.nanosleep_process_slack.percentile(99)), r.process_slack_ns);

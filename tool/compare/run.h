@@ -71,6 +71,9 @@ struct CompareResults {
   double cas_contended_ns = 0;
   std::vector<ResultRow> rows;
   std::map<std::string, std::string> notes;  // subject -> how it is driven
+  // Cells a --subject plugin crashed or hung in ("name: churn at 1000 pending:
+  // killed by signal 11 (...)"; isolated_subject.h); compare then exits 1.
+  std::vector<std::string> failures;
   double wall_s = 0;
   bool interrupted = false;
 

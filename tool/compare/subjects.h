@@ -38,6 +38,10 @@ std::unique_ptr<Subject> make_libuv_subject(std::string_view);
 std::unique_ptr<Subject> make_libevent_subject(std::string_view);
 std::unique_ptr<Subject> make_asio_subject(std::string_view);
 std::unique_ptr<Subject> make_heap_subject(std::string_view);
+// count_peer_allocations: hands alloc_counter.h's counting allocators to libuv and
+// libevent (peer_allocators.cc), so their memory shows in bytes per timer; every
+// factory above that can drive them calls it.
+void count_peer_allocations();
 // make_abi_subject: `d` must be a facility (TLAB_KIND_FACILITY) that passed
 // check_descriptor (subjects/plugin.h) and must outlive the subject.
 std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name);

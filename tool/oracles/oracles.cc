@@ -40,7 +40,8 @@ void check_latency(CaseResult& r, std::string_view name, const Histogram& h,
   check(b.max, 100, "max");
 }
 
-// Whether a finding under `key` is judged for a subject promising `promised`.
+}  // namespace
+
 bool judged(std::string_view key, PromiseSet promised) {
   if (key.starts_with(kAtLeastPrefix)) key.remove_prefix(kAtLeastPrefix.size());
   const auto o = oracle_from_name(key);
@@ -48,8 +49,6 @@ bool judged(std::string_view key, PromiseSet promised) {
   const auto& p = info_of(*o).promise;
   return !p || promised.has(*p);
 }
-
-}  // namespace
 
 std::optional<Oracle> oracle_from_name(std::string_view name) {
   for (const OracleInfo& row : kOracleInfo) {

@@ -161,6 +161,11 @@ inline constexpr std::array<LatencyBoundInfo, 2> kLatencyBoundInfo{{
 // The child's early stop of a mutant case and judge() both decide with this.
 bool over_bound(const Expectations& expect, std::string_view key, std::uint64_t count);
 
+// judged: whether a finding under report key `key` (an oracle's name, possibly
+// after "at_least."; latency.* and any other key are always judged) counts for a
+// subject promising `promised`.
+bool judged(std::string_view key, PromiseSet promised);
+
 // judge: the parent's one decision over a case's measurements. Adds the
 // latency.* and at_least.* findings and the sanitizer record to `r`, then sets
 // r.verdict (kFail if any judged finding is over its bound, else kPass), unless

@@ -1,6 +1,8 @@
 // tlab/tool/report/console.cc: see console.h.
 #include "report/console.h"
 
+#include "oracles/oracles.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,21 +40,32 @@ std::string detail_of(const CaseRecord& c) {
     std::string m = c.result.message.substr(0, c.result.message.find("; history"));
     return m.size() > 100 ? m.substr(0, 97) + "..." : m;
   }
+  // A finding whose promise the subject does not make is shown, marked, and
+  // never chosen as the example while a judged one exists (a peer's documented
+  // behaviour is not its failure).
   std::vector<std::string> parts;
-  for (const auto& [name, v] : c.result.violations)
-    parts.push_back(fmt::format("{}={}", name, v.count));
+  for (const auto& [name, v] : c.result.violations) {
+    const bool counts = judged(name, c.result.promises);
+    parts.push_back(fmt::format("{}={}{}", name, v.count, counts ? "" : " (not promised)"));
+  }
   if (!c.result.sanitizer_reports.empty()) {
     parts.push_back(fmt::format("sanitizer_reports={}", c.result.sanitizer_reports.size()));
   }
   std::string detail = fmt::format("{}", fmt::join(parts, " "));
   // The first violation's own sentence, so a reader sees what happened, not just
   // how often: the first key in report order whose count is not zero.
-  for (const auto& [name, v] : c.result.violations) {
-    if (v.count == 0 || v.first_example.empty()) continue;
-    std::string first = v.first_example.substr(0, v.first_example.find('\n'));
-    if (first.size() > 160) first = first.substr(0, 157) + "...";
-    detail += ": " + first;
-    break;
+  for (const bool want_judged : {true, false}) {
+    bool found = false;
+    for (const auto& [name, v] : c.result.violations) {
+      if (v.count == 0 || v.first_example.empty()) continue;
+      if (judged(name, c.result.promises) != want_judged) continue;
+      std::string first = v.first_example.substr(0, v.first_example.find('\n'));
+      if (first.size() > 160) first = first.substr(0, 157) + "...";
+      detail += ": " + first;
+      found = true;
+      break;
+    }
+    if (found) break;
   }
   if (detail.empty() && !c.result.message.empty()) {
     detail = c.result.message.substr(0, c.result.message.find('\n'));

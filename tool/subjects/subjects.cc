@@ -10,6 +10,7 @@
 #include "runner/engines.h"
 #include "subjects/builtin/peers.h"
 #include "subjects/builtin/strategies.h"
+#include "subjects/builtin/sync.h"
 #include "tlab/queue/strategy.h"
 
 namespace tlab::tool {
@@ -30,7 +31,7 @@ constexpr PromiseSet kEnginePromises = PromiseSet(kDelivery) | kExactlyOnce | kN
 
 // Engines, in selection order (subjects.h): the first whose primary role the
 // scenario has. timer_thread may join every row that has a timer service.
-const std::array<SubjectInfo, 6> kEngineSubjects{{
+const std::array<SubjectInfo, 7> kEngineSubjects{{
     {"coroutine_loop",
      SubjectOrigin::kEngine,
      SubjectKind::kCoroutineLoop,
@@ -104,6 +105,21 @@ const std::array<SubjectInfo, 6> kEngineSubjects{{
      &runner::run_service_engine,
      nullptr,
      {{{"fire_lateness", {}}, {"cancel_to_resume", {R::kWaiter, R::kCanceller}}}}},
+    // No engine driver of its own (never selected by roles): it runs only as
+    // `--subject timed_semaphore`, through the generic timed-wait driver.
+    {"timed_semaphore",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimedWait,
+     PromiseSet(kDelivery) | kNeverEarly | kMutualExclusion | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "TimedSemaphore<StdPlatform> (RFC 0014 token hand-off) timed by a TimerService thread",
+     nullptr,
+     nullptr,
+     {},
+     &builtin::sync_abi},
 }};
 
 // Peers, with the promises their documentation makes (each subjects/builtin/peer_*.cc

@@ -6,10 +6,13 @@
 //   | origin   | rows                           | under a scenario              | in compare   |
 //   |----------|--------------------------------|-------------------------------|--------------|
 //   | strategy | one per queue strategy (core's | the queue an engine runs      | raw queue +  |
-//   |          | kStrategyInfo, derived)        | over                          | service      |
+//   |          | kStrategyInfo, derived)        | over; `--subject NAME`: the   | service      |
+//   |          |                                | adapter (builtin/strategies.h)|              |
 //   | engine   | timer_service, executor,       | selected by the roles;        | no           |
 //   |          | timed_mutex, timed_wait_group, | runs the case                 |              |
 //   |          | pool, coroutine_loop           |                               |              |
+//   |          | timed_semaphore                | only `--subject NAME` (no     | no           |
+//   |          |                                | driver; builtin/sync.h)       |              |
 //   | peer     | libuv, libevent, asio,         | `--subject NAME`: their ABI   | yes (own     |
 //   |          | java_timer_heap                | descriptors (builtin/peers.h) | adapters, or |
 //   |          |                                | on the generic driver         | the ABI one) |
@@ -23,8 +26,9 @@
 // tests/unit/subjects_test.cc).
 //
 // To add a subject: one row in kEngineSubjects or kPeerSubjects (subjects.cc),
-// with its driver or compare factory; a strategy is added in core (strategy.h)
-// and appears here by itself.
+// with its driver, compare factory or ABI descriptor; a strategy is added in core
+// (strategy.h) and appears here by itself. A user's own timer needs no row: it is
+// a plugin (`--subject PATH.so`, subjects/plugin.h, docs/your-own-timer.md).
 //
 // Cost: lookups scan ~15 rows. Ground rules: the table is built once on first use
 // (thread-safe static) and is immutable.

@@ -46,9 +46,10 @@
  *   | EXACTLY_ONCE   | fired(cookie) at most once per schedule                        |
  *   | NEVER_EARLY    | fired(cookie) only at or after the deadline; acquire_for never |
  *   |                | gives up before timeout_ns has elapsed                         |
- *   | ACCURATE_CANCEL| cancel says PREVENTED iff this call stopped a timer that had   |
- *   |                | not fired (so at most once per timer: it never will); TOO_LATE |
- *   |                | iff it has fired or is firing, or an earlier cancel stopped it |
+ *   | ACCURATE_CANCEL| cancel says PREVENTED iff this call stopped the timer: it had  |
+ *   |                | not fired, no earlier cancel had stopped it, and it now never  |
+ *   |                | will; TOO_LATE if it has fired or is firing (or an earlier     |
+ *   |                | cancel already stopped it)                                     |
  *   | FIFO_TIES      | timers with equal deadlines, scheduled from one thread, fire   |
  *   |                | in the order they were scheduled                               |
  *   | PENDING_COUNT  | pending() == scheduled - fired - prevented (needs `pending`)   |
@@ -116,7 +117,7 @@ typedef enum tlab_clock {
 
 typedef enum tlab_cancel_result {
   TLAB_CANCEL_PREVENTED = 1, /* this call stopped it: it had not fired and never will */
-  TLAB_CANCEL_TOO_LATE = 2,  /* it has fired, is firing, or was already cancelled */
+  TLAB_CANCEL_TOO_LATE = 2,  /* it has fired or is firing, or was already stopped */
   TLAB_CANCEL_UNKNOWN = 3    /* the subject cannot tell (judged as no claim) */
 } tlab_cancel_result;
 

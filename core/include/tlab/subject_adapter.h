@@ -14,6 +14,7 @@
 // served by the same template (tool/subjects/builtin/strategies.cc), so
 // `--subject binary_heap` runs exactly the code a user's plugin runs.
 //
+// clang-format off
 //   | ABI call                       | queue call                       | result                         |
 //   |--------------------------------|----------------------------------|--------------------------------|
 //   | create(config)                 | Q(QueueConfig{start = now_ns,    | TLAB_EINVAL: config NULL, short|
@@ -27,6 +28,7 @@
 //   |                                | cookie) per entry, in due order  | previous poll's now            |
 //   | pending(count)                 | size()                           |                                |
 //   | destroy()                      | ~Q(): pending entries dropped    |                                |
+// clang-format on
 //
 // Promises: what the TimerQueue contract makes every conforming queue keep:
 // DELIVERY, EXACTLY_ONCE, NEVER_EARLY, ACCURATE_CANCEL (cancel() is true iff the
@@ -214,10 +216,10 @@ class QueueSubject {
 // string literal of [A-Za-z0-9_.-]) with the one-line `summary`. Use it once per
 // shared library, at namespace scope. A queue type with a comma in it needs an
 // alias first (`using MyQueue = X<std::uint64_t, Y>;`).
-#define TLAB_EXPORT_QUEUE_SUBJECT(Queue, name, summary)                                      \
-  extern "C" TLAB_SUBJECT_EXPORT const tlab_subject* tlab_subject_entry(                     \
-      std::uint32_t host_abi_version) {                                                      \
-    static constexpr tlab_subject kTlabDescriptor =                                          \
-        ::tlab::QueueSubject<Queue>::descriptor(name, summary);                              \
-    return host_abi_version == TLAB_SUBJECT_ABI_VERSION ? &kTlabDescriptor : nullptr;        \
+#define TLAB_EXPORT_QUEUE_SUBJECT(Queue, name, summary)                               \
+  extern "C" TLAB_SUBJECT_EXPORT const tlab_subject* tlab_subject_entry(              \
+      std::uint32_t host_abi_version) {                                               \
+    static constexpr tlab_subject kTlabDescriptor =                                   \
+        ::tlab::QueueSubject<Queue>::descriptor(name, summary);                       \
+    return host_abi_version == TLAB_SUBJECT_ABI_VERSION ? &kTlabDescriptor : nullptr; \
   }

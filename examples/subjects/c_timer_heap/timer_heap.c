@@ -59,11 +59,11 @@
 
 typedef struct slot {
   int64_t deadline;
-  uint64_t seq;         /* schedule order: the FIFO tie-break */
+  uint64_t seq; /* schedule order: the FIFO tie-break */
   uint64_t cookie;
-  uint32_t generation;  /* bumped when the timer fires or is cancelled */
-  uint32_t pos;         /* index in heap, or NO_POS when free */
-  uint32_t next_free;   /* free list link while free */
+  uint32_t generation; /* bumped when the timer fires or is cancelled */
+  uint32_t pos;        /* index in heap, or NO_POS when free */
+  uint32_t next_free;  /* free list link while free */
 } slot;
 
 typedef struct timer_heap {

@@ -118,8 +118,9 @@ class Wheel {
       }
     }
     cursor_ = std::max(cursor_, now_tick);
-    std::stable_sort(batch.begin(), batch.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return nodes_[a].due < nodes_[b].due; });
+    std::stable_sort(batch.begin(), batch.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return nodes_[a].due < nodes_[b].due;
+    });
     for (std::uint32_t i : batch) {
       T payload = std::move(nodes_[i].payload);
       const tlab::Instant deadline = nodes_[i].deadline;
@@ -152,8 +153,8 @@ class Wheel {
         const std::uint32_t i = buckets_[b][k];
         const Node& n = nodes_[i];
         const bool placed = n.live && n.bucket == b && n.pos == k;
-        const bool timely = b == kOverdue ? n.due <= cursor_
-                                          : n.due > cursor_ && (n.due & kMask) == b;
+        const bool timely =
+            b == kOverdue ? n.due <= cursor_ : n.due > cursor_ && (n.due & kMask) == b;
         if (!placed || !timely) {
           throw std::logic_error("example::Wheel: entry " + std::to_string(i) + " in bucket " +
                                  std::to_string(b) + " due=" + std::to_string(n.due) +

@@ -7,20 +7,21 @@
 // (a uv_timer_t, an event*, a steady_timer, a HeapTimer task), in a deque so that
 // a slot never moves (libuv handles must not). A handle is (generation << 32) |
 // index. A slot is reused only after its timer resolved (fired or prevented),
-// oldest resolved first, so a stale handle keeps its true answer for as long as
-// possible:
+// oldest resolved first, and only once kQuarantine later slots have resolved too,
+// so a stale handle keeps its true answer for a while (a canceller racing a fire
+// on a self-driven subject asks right after the fire freed the slot):
 //
 //   | slot state | cancel() with a handle of this generation answers        |
 //   |------------|----------------------------------------------------------|
 //   | armed      | whatever the library says (each peer's cancel)           |
 //   | fired      | TOO_LATE (it fired)                                      |
-//   | cancelled  | TOO_LATE (an earlier cancel prevented it; PREVENTED is   |
-//   |            | said once per timer, by the call that stopped it)        |
+//   | cancelled  | TOO_LATE (an earlier cancel stopped it: only the call    |
+//   |            | that stopped a timer answers PREVENTED, tlab/subject.h)  |
 //   | reused     | UNKNOWN: the generation no longer matches; nothing is    |
 //   |            | touched (ABA after 2^32 reuses of one slot)              |
 //
 // Cost: acquire, find and resolve are O(1) (a deque push/pop, an index); memory is
-// the high-water mark of timers armed at once.
+// the high-water mark of timers armed at once, plus kQuarantine slots.
 //
 // Ground rules: not thread-safe; the owner's lock (or its single thread) guards a
 // table. Slot::timer is touched only by the peer that owns the table.
@@ -40,6 +41,10 @@ enum class SlotState : std::uint8_t { kArmed, kFired, kCancelled };
 template <class Timer>
 class HandleTable {
  public:
+  // Resolved slots kept out of reuse: 64, so a handle stays answerable across 64
+  // later resolutions, for at most 64 idle slots per table.
+  static constexpr std::size_t kQuarantine = 64;
+
   struct Slot {
     template <class... Args>
     explicit Slot(Args&&... args) : timer(std::forward<Args>(args)...) {}
@@ -55,7 +60,7 @@ class HandleTable {
   template <class... Args>
   std::uint32_t acquire(std::uint64_t cookie, bool* fresh, Args&&... args) {
     std::uint32_t i;
-    *fresh = free_.empty();
+    *fresh = free_.size() <= kQuarantine;
     if (*fresh) {
       i = static_cast<std::uint32_t>(slots_.size());
       slots_.emplace_back(std::forward<Args>(args)...);
@@ -75,9 +80,9 @@ class HandleTable {
 
   std::uint64_t handle(std::uint32_t i) const { return (std::uint64_t{slots_[i].gen} << 32) | i; }
   // HandleTable::find_armed: the armed slot `h` names; nullptr when there is none,
-  // with `*settled` set to cancel()'s answer for it (table above): TOO_LATE while
-  // the generation matches, UNKNOWN once the slot was reused or for a handle
-  // never issued.
+  // with `*settled` set to cancel()'s answer for it (table above): TOO_LATE
+  // while the generation matches, UNKNOWN once the slot was reused or for a
+  // handle never issued.
   Slot* find_armed(std::uint64_t h, std::uint32_t* index, std::int32_t* settled) {
     const std::uint64_t i = h & 0xffff'ffffu;
     if (i >= slots_.size() || slots_[i].gen != static_cast<std::uint32_t>(h >> 32)) {
@@ -86,7 +91,7 @@ class HandleTable {
     }
     Slot& s = slots_[i];
     if (s.state != SlotState::kArmed) {
-      *settled = TLAB_CANCEL_TOO_LATE;  // fired, or an earlier cancel prevented it
+      *settled = TLAB_CANCEL_TOO_LATE;
       return nullptr;
     }
     *index = static_cast<std::uint32_t>(i);

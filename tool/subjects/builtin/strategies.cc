@@ -31,8 +31,8 @@ const tlab_subject* descriptor_of() {
 const tlab_subject* strategy_abi(std::string_view name) {
   const std::optional<Strategy> s = strategy_from_name(name);
   if (!s) return nullptr;
-  return with_queue_type<std::uint64_t, StdPlatform>(
-      *s, []<class Q>() { return descriptor_of<Q>(); });
+  return with_queue_type<std::uint64_t, StdPlatform>(*s,
+                                                     []<class Q>() { return descriptor_of<Q>(); });
 }
 
 }  // namespace tlab::tool::builtin
