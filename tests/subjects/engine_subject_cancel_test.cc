@@ -49,6 +49,26 @@ INSTANTIATE_TEST_SUITE_P(Subjects, ConcurrentCancels,
                                                : std::string("binary_heap");
                          });
 
+// A subject that loses timers never makes room under run.max_pending: timers
+// overdue past the grace stop counting against it, so the schedulers go on and
+// the case ends in lost_timer (verdict fail), not in a stall until the watchdog
+// (verdict timeout). Through the runner, whose budget bounds the old behaviour.
+TEST(LostTimers, DoNotStallSchedulersAtMaxPending) {
+  // No canceller (a cancel of a lost timer would make room) and no stale cancels.
+  const Scenario sc = load_text(R"({
+    "name": "lost_at_max_pending", "description": "schedulers only, sixteen live timers",
+    "engine": {"tick_us": 20, "clock": "steady"},
+    "actors": [
+      {"role": "scheduler", "count": 2, "delay_us": {"fixed": 50}, "stale_probability": 0},
+      {"role": "timer_thread", "count": 1}
+    ],
+    "run": {"operations": 3000, "budget_s": 20, "seed": 5, "max_pending": 16}})");
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_SUBJECT_LOST, 20);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+  ASSERT_TRUE(r.violations.contains("lost_timer")) << r.message;
+  EXPECT_GT(r.violations.at("lost_timer").count, 0u);
+}
+
 struct CancelBug {
   const char* variant;
   const char* library;

@@ -426,6 +426,21 @@ std::uint64_t FacilityCase::outstanding() {
   return live_.size() - disowned_;
 }
 
+bool FacilityCase::blocked_by_pending() {
+  std::lock_guard lk(mu_);
+  const std::uint64_t n = live_.size() - disowned_;
+  if (n < s_.run.max_pending) return false;
+  const std::int64_t now = host_now();
+  std::uint64_t overdue = 0;
+  for (const auto& [cookie, l] : live_) {
+    // Disowned timers (TOO_LATE, UNKNOWN) are already left out of n.
+    if (!l.too_late && !l.unknown && l.deadline < now && now - l.deadline > overdue_grace_) {
+      ++overdue;
+    }
+  }
+  return n - std::min(n, overdue) >= s_.run.max_pending;
+}
+
 void FacilityCase::poll_once() {
   std::int32_t st = TLAB_EFAIL;
   std::int64_t t = 0;
@@ -456,7 +471,7 @@ void FacilityCase::throw_if_error() {
 
 void FacilityCase::scheduler_loop(ActorRun& r, std::mt19937_64& rng) {
   while (ctx_.take_op(r.quota)) {
-    while (outstanding() >= s_.run.max_pending && !ctx_.stopping()) {
+    while (blocked_by_pending() && !ctx_.stopping()) {
       r.st->set(Phase::kWaiting);
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }

@@ -207,6 +207,12 @@ class FacilityCase {
   // them): those a cancel called TOO_LATE or UNKNOWN are its no longer, and must
   // not hold a scheduler back (a bug that drops them would stall the case).
   std::uint64_t outstanding();
+  // blocked_by_pending: whether a scheduler must wait for room: outstanding()
+  // reaches run.max_pending even after leaving out the timers overdue by more
+  // than overdue_grace_ (a timer the subject lost never makes room; those are
+  // the drain's lost_timer findings, not a reason to stall until the watchdog).
+  // O(live) when at the cap, O(1) otherwise.
+  bool blocked_by_pending();
 
   // ---- engine_subject_facility_end.cc: the run and its end ----
   void build_actors();
@@ -225,6 +231,9 @@ class FacilityCase {
   const bool host_clock_;
   const std::int64_t tick_ns_;
   const std::int64_t max_delay_;  // max_delay_ns, 0 read as INT64_MAX
+  // How far past its deadline a timer may still be about to fire: 20 ticks on
+  // the virtual clock, the watchdog's lost-wakeup grace on the real one.
+  const std::int64_t overdue_grace_;
   std::atomic<std::int64_t> vclock_{kSubjectVirtualEpochNs};  // main thread writes
   std::atomic<std::int64_t> poll_now_{0};  // the now of the poll in progress
   std::atomic<std::uint64_t> next_cookie_{1};

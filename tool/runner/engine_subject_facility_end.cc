@@ -22,7 +22,8 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d)
       loop_(d.drive == TLAB_DRIVE_LOOP),
       host_clock_(d.clock == TLAB_CLOCK_HOST),
       tick_ns_(s_.engine.tick_us * 1000),
-      max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns) {
+      max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns),
+      overdue_grace_(virtual_ ? 20 * tick_ns_ : lost_wakeup_grace_ns(s_)) {
   ring_.resize(kSettledRing);
 }
 
@@ -141,7 +142,7 @@ void FacilityCase::run_virtual() {
         r.next_virtual = 0;
         continue;
       }
-      if (outstanding() >= s_.run.max_pending) {
+      if (blocked_by_pending()) {
         producing = true;
         continue;
       }
