@@ -98,6 +98,8 @@ void check_loaded(const ScenarioLoader& loader, const Scenario& s) {
            "cancel_probability outside [0, 1]");
     expect(!a.stale_probability || (*a.stale_probability >= 0 && *a.stale_probability <= 1),
            "stale_probability outside [0, 1]");
+    expect(a.rearm_probability >= 0 && a.rearm_probability <= 1,
+           "rearm_probability outside [0, 1]");
     for (const auto* d : {&a.timeout_us, &a.delay_us}) {
       if (*d) check_distribution(**d, -kSignedUs, kSignedUs, rng);
     }

@@ -2,8 +2,10 @@
 // two calls contradict each other only when one returned before the other began,
 // so overlapping cancels of one timer are never a finding, while the seeded cancel
 // bugs of test_subject.c still are; and stale cancels (of settled timers' handles,
-// stale_probability) catch a facility whose handles name a slot, not a timer.
+// stale_probability) and re-arms (rearm_probability) catch a facility whose
+// handles name a slot, not a timer.
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -158,6 +160,90 @@ TEST(StaleProbability, BuiltInEnginesRefuseIt) {
   sc.actors[2].stale_probability = 0.5;
   EXPECT_EQ(engine_for(sc, why, &pointer), nullptr);
   EXPECT_EQ(pointer, "/actors/2/stale_probability");
+  EXPECT_NE(why.find("--subject"), std::string::npos) << why;
+}
+
+// ---- re-arms (rearm_probability) ----
+
+// `name` with every scheduler re-arming its held timer with probability `p`, and
+// no stale cancels: what is found is found through the re-arms alone.
+Scenario with_rearms(const char* name, double p) {
+  Scenario sc = load(name);
+  for (Actor& a : sc.actors) {
+    a.stale_probability = 0.0;
+    if (a.role == Role::kScheduler) a.rearm_probability = p;
+  }
+  return sc;
+}
+
+// On the virtual clock the held timer of facility_ties' delay-0 scheduler has
+// fired before its re-arm, and the ABA heap then cancels the slot's new tenant
+// and says PREVENTED (wrong_result naming the re-arm), losing the tenant; with
+// rearm_probability 0 (and no stale cancels) the same run passes.
+TEST(Rearms, CatchTheAbaHeapOnTheVirtualClock) {
+  const Ran ran = run_on(with_rearms("facility_ties", 0.5), TLAB_EXAMPLE_C_HEAP_ABA);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  EXPECT_GT(counter(ran, "rearmed"), 0u) << summary(ran);
+  EXPECT_GT(count_of(ran, "lost_timer"), 0u) << summary(ran);
+  ASSERT_EQ(ran.r.violations.count("wrong_result"), 1u) << summary(ran);
+  EXPECT_NE(ran.r.violations.at("wrong_result").first_example.find("a re-arm"),
+            std::string::npos)
+      << summary(ran);
+
+  const Ran off = run_on(with_rearms("facility_ties", 0.0), TLAB_EXAMPLE_C_HEAP_ABA);
+  EXPECT_EQ(off.r.verdict, Verdict::kPass) << summary(off);
+  EXPECT_EQ(counter(off, "rearmed"), 0u) << summary(off);
+}
+
+// The same virtual run replays exactly: equal seeds make equal re-arms.
+TEST(Rearms, ReplayExactlyOnTheVirtualClock) {
+  const Ran a = run_on(with_rearms("facility_ties", 0.5), TLAB_EXAMPLE_C_HEAP);
+  const Ran b = run_on(with_rearms("facility_ties", 0.5), TLAB_EXAMPLE_C_HEAP);
+  EXPECT_GT(counter(a, "rearmed"), 0u) << summary(a);
+  EXPECT_EQ(counter(a, "rearmed"), counter(b, "rearmed"));
+  EXPECT_EQ(counter(a, "scheduled"), counter(b, "scheduled"));
+  EXPECT_EQ(counter(a, "cancelled"), counter(b, "cancelled"));
+}
+
+// The test names of RearmsOnCorrectSubjects' subjects, in their Values order.
+std::string rearm_subject_name(std::size_t i) {
+  return i == 0 ? "test_subject" : i == 1 ? "binary_heap" : "c_timer_heap";
+}
+
+class RearmsOnCorrectSubjects
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+
+// Correct subjects (the test subject, binary_heap, the {slot, generation} heap)
+// answer every re-arm's cancel truthfully, PREVENTED or TOO_LATE, on the virtual
+// clock (facility_ties) and the real one (facility_races): nothing is flagged.
+TEST_P(RearmsOnCorrectSubjects, PassWithHalfTheTimersRearmed) {
+  const auto [scenario, so] = GetParam();
+  const Ran ran = run_on(with_rearms(scenario, 0.5), so);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_TRUE(ran.r.violations.empty()) << summary(ran);
+  EXPECT_GT(counter(ran, "rearmed"), 0u) << summary(ran);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Subjects, RearmsOnCorrectSubjects,
+    ::testing::Combine(::testing::Values("facility_ties", "facility_races"),
+                       ::testing::Values(TLAB_TEST_SUBJECT_CORRECT, "binary_heap",
+                                         TLAB_EXAMPLE_C_HEAP)),
+    [](const ::testing::TestParamInfo<std::tuple<const char*, const char*>>& i) {
+      return std::string(std::get<0>(i.param)) + "_" + rearm_subject_name(i.index % 3);
+    });
+
+// tlab's own engines do not re-arm: a scenario that asks for it is refused at
+// its actor's field (0 is accepted: it asks for nothing).
+TEST(RearmProbability, BuiltInEnginesRefuseIt) {
+  Scenario sc = load("facility_races");
+  std::string why, pointer;
+  sc.actors[0].rearm_probability = 0.0;
+  ASSERT_NE(engine_for(sc, why, &pointer), nullptr) << why;
+  sc.actors[0].rearm_probability = 0.5;
+  EXPECT_EQ(engine_for(sc, why, &pointer), nullptr);
+  EXPECT_EQ(pointer, "/actors/0/rearm_probability");
   EXPECT_NE(why.find("--subject"), std::string::npos) << why;
 }
 

@@ -101,6 +101,7 @@ TEST(ScenarioTest, FullDocumentLoadsEveryField) {
   EXPECT_EQ(s->actors[2].delay_us->lo, -5);
   EXPECT_DOUBLE_EQ(s->actors[2].cancel_probability, 0.25);
   EXPECT_FALSE(s->actors[1].stale_probability.has_value());  // absent: the driver's default
+  EXPECT_DOUBLE_EQ(s->actors[2].rearm_probability, 0.0);      // absent: no re-arms
   EXPECT_EQ(s->total_threads(), 3 + 2 + 5 + 1);
   ASSERT_EQ(s->faults.size(), 2u);
   EXPECT_EQ(s->faults[1].action, stress::FaultAction::kYield);
@@ -282,6 +283,12 @@ TEST(ScenarioTest, SemanticErrorsCarryPointers) {
   expect_error(with("", R"([{"role": "waiter", "count": 1, "timeout_us": {"fixed": 1},
                            "stale_probability": 0.5}])"),
                "/actors/0/stale_probability", "not used by role 'waiter'");
+  expect_error(with("", R"([{"role": "waiter", "count": 1, "timeout_us": {"fixed": 1},
+                           "rearm_probability": 0.5}])"),
+               "/actors/0/rearm_probability", "not used by role 'waiter'");
+  expect_error(with("", R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
+                           "rearm_probability": 1.5}])"),
+               "/actors/0/rearm_probability", "must be <= 1");
   expect_error(with("", R"([{"role": "waiter", "count": 200, "timeout_us": {"fixed": 1}},
                            {"role": "canceller", "count": 100, "delay_us": {"fixed": 1}}])"),
                "/actors", "exceed the cap of 256");

@@ -152,17 +152,28 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
   // schedule_at path does. Only on a HOST subject: one that reads its own clock
   // adds its own (varying) skew to now + delay, so tlab cannot make exact ties.
   const bool align = host_clock_ && r.st->ops.load(std::memory_order::relaxed) % 2 == 1;
-  std::uint64_t cookie = 0;
-  if (!schedule_timer(r, delay, align, cookie)) return false;
+  // Activity on the held timer's connection comes before this operation's timer.
+  if (r.held_cookie != 0 && std::bernoulli_distribution(r.spec->rearm_probability)(rng)) {
+    rearm_held(r, rng);
+  }
+  std::uint64_t cookie = 0, handle = 0;
+  if (!schedule_timer(r, delay, align, cookie, handle)) return false;
   const double p = r.spec->cancel_probability;
-  if (p > 0 && std::bernoulli_distribution(p)(rng)) cancel_one(cookie, *r.st, *r.log);
+  const bool cancel = p > 0 && std::bernoulli_distribution(p)(rng);
+  if (cancel) {
+    cancel_one(cookie, *r.st, *r.log);
+  } else if (r.held_cookie == 0 && r.spec->rearm_probability > 0 &&
+             std::bernoulli_distribution(r.spec->rearm_probability)(rng)) {
+    r.held_cookie = cookie;
+    r.held_handle = handle;
+  }
   // Right after a schedule: the new timer may hold the storage a settled one had.
   if (r.stale > 0 && std::bernoulli_distribution(r.stale)(rng)) cancel_stale(rng, *r.st, *r.log);
   return true;
 }
 
 bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
-                                  std::uint64_t& cookie) {
+                                  std::uint64_t& cookie, std::uint64_t& handle) {
   const tlab_subject& d = calls_.d();
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
   std::int64_t t = 0, used = delay, c0 = 0, c1 = 0;
@@ -202,6 +213,7 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   if (st == TLAB_OK) {
     r.log->sample(Latency::kScheduleCost, c1 - c0);
     ctx_.add("scheduled");
+    handle = h;
     std::lock_guard lk(mu_);
     ++armed_;
     auto it = live_.find(cookie);
@@ -244,6 +256,21 @@ void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& l
   call_cancel(c, who, log);
 }
 
+void FacilityCase::rearm_held(ActorRun& r, std::mt19937_64& rng) {
+  CancelCall c{r.held_cookie, r.held_handle};
+  c.rearm = true;
+  r.held_cookie = 0;
+  const std::int32_t res = call_cancel(c, *r.st, *r.log);
+  if (res != TLAB_CANCEL_PREVENTED && res != TLAB_CANCEL_TOO_LATE) return;
+  // |delay_us| <= 9e15 (the schema), so delay_us * 1000 fits in int64.
+  const std::int64_t delay = r.spec->delay_us->sample(rng) * 1000;
+  std::uint64_t cookie = 0, handle = 0;
+  if (!schedule_timer(r, delay, false, cookie, handle)) return;
+  ctx_.add("rearmed");
+  r.held_cookie = cookie;
+  r.held_handle = handle;
+}
+
 void FacilityCase::cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog& log) {
   CancelCall c;
   c.stale = true;
@@ -270,7 +297,7 @@ std::string FacilityCase::holder_of(std::uint64_t handle, std::uint64_t cookie) 
   return "";
 }
 
-void FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog& log) {
+std::int32_t FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog& log) {
   const tlab_subject& d = calls_.d();
   const std::uint64_t cookie = c.cookie;
   std::int32_t res = 0, st = TLAB_EFAIL;
@@ -300,7 +327,9 @@ void FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog& log) {
                              c.handle, cookie, at(c.t0), status_name(st)));
   } else {
     on_cancel_result(c, res, who.name);
+    return res;
   }
+  return 0;
 }
 
 void FacilityCase::fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle,
@@ -356,10 +385,13 @@ void FacilityCase::on_cancel_result(const CancelCall& c, std::int32_t result,
         return;
       }
       const std::string note =
-          c.stale ? "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it "
-                    "must answer TOO_LATE or UNKNOWN and touch no other timer)" +
-                        holder_of(c.handle, c.cookie)
-                  : std::string();
+          c.stale   ? "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it "
+                      "must answer TOO_LATE or UNKNOWN and touch no other timer)" +
+                          holder_of(c.handle, c.cookie)
+          : c.rearm ? "; a re-arm (a scheduler cancelled the timer it holds, which had settled "
+                      "meanwhile: it must answer TOO_LATE or UNKNOWN and touch no other timer)" +
+                          holder_of(c.handle, c.cookie)
+                    : std::string();
       if (s != nullptr && s->how == Outcome::kFired) {
         // Exact here: both the fire and the call's ends are steps of seq_.
         const FireWhen when = s->seq < c.began   ? FireWhen::kBefore

@@ -11,7 +11,8 @@
 //   |              | subject every other timer's delay is stretched so its deadline     |
 //   |              | lands on a tick (as the service engine's schedule_at), so one      |
 //   |              | scheduler's timers tie; then cancel(handle) with cancel_probability|
-//   |              | (stale_probability: a stale cancel after each schedule)            |
+//   |              | (stale_probability: a stale cancel after each schedule;            |
+//   |              | rearm_probability: a re-arm of its held timer, below)              |
 //   | canceller    | after delay_us, cancel(handle) of a random outstanding timer, or   |
 //   |              | with stale_probability a stale cancel                              |
 //   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
@@ -26,6 +27,20 @@
 // was cancelled long ago must not touch another timer"). PREVENTED is wrong_result;
 // a live timer the call removed instead never fires (lost_timer, conservation).
 // stale_probability defaults to kDefaultStaleProbability for both roles.
+//
+// A re-arm is what a connection does to its idle timer on activity: the scheduler
+// holds one timer (after a schedule not cancelled at once, with rearm_probability
+// it keeps that timer's cookie and handle) and, before each later schedule, with
+// rearm_probability cancels the held handle and, when the answer is PREVENTED or
+// TOO_LATE, schedules a replacement (a new cookie, a new delay from delay_us, not
+// aligned; counter "rearmed") and holds it instead. The subject ABI has no
+// reschedule call, so a re-arm is these two calls. The cancel is judged as any
+// cancel, and it is made whether or not the held timer has fired meanwhile (the
+// re-armer cannot know): TOO_LATE is then the right answer, and PREVENTED a
+// wrong_result (the handle's storage may hold a newer timer, which it removed:
+// lost_timer). UNKNOWN, TLAB_EINVAL or TLAB_ENOMEM drop the held timer. Draws come
+// from the scheduler's own generator, so a virtual case replays exactly; with
+// rearm_probability 0 (the default) nothing is drawn and the run is as before.
 //
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62
@@ -142,6 +157,8 @@ class FacilityCase {
     std::uint64_t quota = 0;        // schedulers: their share of run.operations
     std::int64_t next_virtual = 0;  // cancellers on the virtual clock
     double stale = 0;               // stale_probability, or the default
+    // schedulers: the timer held for re-arms (cookie 0: none), this actor only
+    std::uint64_t held_cookie = 0, held_handle = 0;
   };
 
   // A ring of 16384 settled cookies (~0.6 MB): a second fire or a fire after
@@ -170,17 +187,24 @@ class FacilityCase {
               const std::string* by, std::int64_t called_at = 0);
   const Settled* settled(std::uint64_t cookie) const;  // requires mu_
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
-  bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie);
+  // schedule_timer: true when schedule() returned TLAB_OK, with `handle` its handle.
+  bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie,
+                      std::uint64_t& handle);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
+  // rearm_held: cancel r's held timer and, on PREVENTED or TOO_LATE, schedule and
+  // hold a replacement; otherwise hold none.
+  void rearm_held(ActorRun& r, std::mt19937_64& rng);
   // cancel_stale: cancel() of a recently settled timer's handle (if any settled).
   void cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog& log);
   struct CancelCall {
     std::uint64_t cookie = 0, handle = 0;
     bool stale = false;  // the timer had settled before the call (cancel_stale)
+    bool rearm = false;  // a re-arm's cancel of the held timer (rearm_held)
     std::int64_t t0 = 0, t1 = 0;       // host clock when the call began and returned
     std::uint64_t began = 0, ended = 0;  // seq_ steps when it began and returned
   };
-  void call_cancel(CancelCall& c, ActorState& who, ActorLog& log);
+  // call_cancel: the cancel result when cancel() returned TLAB_OK, else 0.
+  std::int32_t call_cancel(CancelCall& c, ActorState& who, ActorLog& log);
   void on_cancel_result(const CancelCall& c, std::int32_t result, const std::string& who);
   // holder_of: " (cookie N, live, now holds handle 0x...)" or "": who a stale
   // handle's value names now. Requires mu_; O(live), on a finding only.

@@ -265,8 +265,8 @@ void FacilityCase::shutdown_with_pending() {
   const std::int64_t soon = std::min<std::int64_t>(1'000'000, max_delay_);
   for (std::int64_t delay : {std::int64_t{0}, soon, far}) {
     for (int i = 0; i < 4; ++i) {
-      std::uint64_t cookie = 0;
-      schedule_timer(shutdown_, delay, false, cookie);
+      std::uint64_t cookie = 0, handle = 0;
+      schedule_timer(shutdown_, delay, false, cookie, handle);
     }
   }
   {

@@ -124,7 +124,7 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
 
 void read_actors(const Json& doc, Scenario& s, Checker& check) {
   const Json& actors = doc.at("actors");
-  static constexpr std::array<std::pair<ActorField, std::string_view>, 7> kFieldNames{{
+  static constexpr std::array<std::pair<ActorField, std::string_view>, 8> kFieldNames{{
       {kFieldTimeout, "timeout_us"},
       {kFieldDelay, "delay_us"},
       {kFieldPeriod, "period_us"},
@@ -132,6 +132,7 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
       {kFieldMode, "mode"},
       {kFieldCancelProbability, "cancel_probability"},
       {kFieldStaleProbability, "stale_probability"},
+      {kFieldRearmProbability, "rearm_probability"},
   }};
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const Json& a = actors[i];
@@ -161,6 +162,7 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
     actor.hold_us = optional_distribution(a, "hold_us", ptr, check);
     actor.cancel_probability = a.value("cancel_probability", 0.0);
     if (a.contains("stale_probability")) actor.stale_probability = a["stale_probability"].get<double>();
+    actor.rearm_probability = a.value("rearm_probability", 0.0);
     const std::string mode = a.value("mode", std::string("once"));
     actor.mode = mode == "fixed_rate"    ? ScheduleMode::kFixedRate
                  : mode == "fixed_delay" ? ScheduleMode::kFixedDelay

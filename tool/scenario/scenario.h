@@ -90,6 +90,7 @@ enum ActorField : std::uint8_t {
   kFieldMode = 1 << 4,
   kFieldCancelProbability = 1 << 5,
   kFieldStaleProbability = 1 << 6,
+  kFieldRearmProbability = 1 << 7,  // the last bit of uint8_t: widen the type to add one
 };
 
 // Which optional actor fields each role requires and accepts (role and count are
@@ -110,10 +111,11 @@ inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
      "after delay_us, cancels a random armed waiter or scheduled task (on a subject, with "
      "stale_probability a recently settled timer's handle instead)"},
     {Role::kScheduler, "scheduler", kFieldDelay,
-     kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability | kFieldStaleProbability,
+     kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability | kFieldStaleProbability |
+         kFieldRearmProbability,
      "schedules tasks delay_us ahead (mode once|fixed_delay|fixed_rate with period_us); "
      "cancels each with cancel_probability (on a subject, then a recently settled timer's "
-     "handle with stale_probability)"},
+     "handle with stale_probability, and re-arms a held timer with rearm_probability)"},
     {Role::kTimerThread, "timer_thread", 0, 0, "runs the timer service's expiry loop"},
     {Role::kWorkerChurn, "worker_churn", kFieldPeriod, kFieldPeriod,
      "every period_us, stops one executor worker and restarts it"},
@@ -150,6 +152,10 @@ struct Actor {
   // cancel goes to a recently settled timer's handle; absent means the driver's
   // default. The built-in engines refuse a value above 0 (subjects.h engine_for).
   std::optional<double> stale_probability;
+  // Subjects only (the generic driver, engine_subject_facility.h): how often a
+  // scheduler re-arms the timer it holds (cancel its handle, schedule a new one).
+  // The built-in engines refuse a value above 0 (subjects.h engine_for).
+  double rearm_probability = 0.0;
 };
 
 enum class ClockKind : std::uint8_t { kSteady, kVirtual };

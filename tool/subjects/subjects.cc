@@ -295,6 +295,13 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
             "(aba_wraparound). Remove it, set 0, or run with --subject";
       return nullptr;
     }
+    if (s.actors[i].rearm_probability > 0) {
+      if (pointer != nullptr) *pointer = fmt::format("/actors/{}/rearm_probability", i);
+      why = "rearm_probability is for a subject (--subject): only the generic driver re-arms a "
+            "held timer (cancel its handle, schedule a replacement); tlab's own engines do not. "
+            "Remove it, set 0, or run with --subject";
+      return nullptr;
+    }
   }
   if (runner::count_of(s, Role::kTimerThread) > 1) {
     why = "timer_thread count must be 1: the timer service has one thread";
