@@ -6,7 +6,8 @@
 //   | role            | facility (TLAB_KIND_FACILITY)         | timed wait (TLAB_KIND_TIMED_WAIT) |
 //   |-----------------|---------------------------------------|-----------------------------------|
 //   | scheduler       | schedule() per operation (mode once), | refused                           |
-//   |                 | cancel_probability, stale cancels     |                                   |
+//   |                 | cancel_probability, stale cancels,    |                                   |
+//   |                 | re-arms (rearm_probability)           |                                   |
 //   | canceller       | cancel() of a random outstanding timer| refused                           |
 //   |                 | or a stale cancel (stale_probability) |                                   |
 //   | timer_thread    | the poll loop (count 1); a SELF       | nothing to poll: noted            |
