@@ -4,6 +4,8 @@
 // is exit 2 naming the library and the symbol or field; one that crashes or hangs
 // inside a case is that case's verdict. tlab itself never crashes or hangs: every
 // run here ends with one of its own exit codes (a signal would be -1).
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,10 +25,10 @@ using tlab::testing::CliResult;
 class PluginTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The pid keeps two runs of this test on one machine out of each other's way.
     scratch_ = fs::temp_directory_path() /
-               ("tlab-plugin-" + std::string(::testing::UnitTest::GetInstance()
-                                                 ->current_test_info()
-                                                 ->name()));
+               ("tlab-plugin-" + std::to_string(::getpid()) + "-" +
+                std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(scratch_);
     fs::create_directories(scratch_);
   }

@@ -25,6 +25,16 @@ std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEn
   return f;
 }
 
+bool subject_overrides(const std::string& spec, const CliEnv& env, Overrides& ov,
+                       std::optional<SubjectFacts>& facts) {
+  if (spec.empty()) return true;
+  facts = resolve_subject(spec, env);
+  if (!facts) return false;
+  ov.subject = spec;
+  ov.subject_name = facts->name;
+  return true;
+}
+
 tlab_subject shape_of(const SubjectFacts& f) {
   tlab_subject d{};
   d.name = f.name.c_str();  // lives as long as `f`

@@ -18,6 +18,7 @@
 
 #include "base/json_input.h"
 #include "cli/command.h"
+#include "plan/plan.h"
 #include "scenario/scenario.h"
 #include "subjects/plugin.h"
 
@@ -33,6 +34,12 @@ void add_subject_option(CLI::App& sub, std::string& spec);
 // resolve_subject: the facts of --subject `spec`, or nullopt after printing why
 // it cannot be used (the caller exits kExitBadInput).
 std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEnv& env);
+
+// subject_overrides: --subject `spec` (if not empty) probed and written into `ov`
+// (Overrides::subject and subject_name). Returns false after printing why it
+// cannot be used (the caller exits kExitBadInput); `facts` gets the probe.
+bool subject_overrides(const std::string& spec, const CliEnv& env, Overrides& ov,
+                       std::optional<SubjectFacts>& facts);
 
 // shape_of: a descriptor with the facts' name, summary, kind, drive, clock,
 // promises and max_delay (no functions): what subject_accepts reads. Its strings

@@ -65,12 +65,9 @@ class CheckCommand final : public Command {
   int run(const CliEnv& env) override {
     Overrides ov;
     std::optional<SubjectFacts> subject;
-    if (!o_.subject.empty()) {
-      subject = resolve_subject(o_.subject, env);
-      if (!subject) return kExitBadInput;
-      ov.subject = o_.subject;
-      ov.subject_name = subject->name;
-      if (!o_.outputs.json) *env.err << "tlab: checking " << describe_subject(*subject) << "\n";
+    if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
+    if (subject && !o_.outputs.json) {
+      *env.err << "tlab: checking " << describe_subject(*subject) << "\n";
     }
     ScenarioRun r = run_scenarios(
         "check", o_.paths, [&](const std::vector<Scenario>& s) { return plan_check(s, ov); },

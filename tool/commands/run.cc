@@ -65,12 +65,7 @@ class RunCommand final : public Command {
     if (sub_->count("--operations") > 0) ov.operations = o_.operations;
     if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
     std::optional<SubjectFacts> subject;
-    if (!o_.subject.empty()) {
-      subject = resolve_subject(o_.subject, env);
-      if (!subject) return kExitBadInput;
-      ov.subject = o_.subject;
-      ov.subject_name = subject->name;
-    }
+    if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
     ScenarioRun r = run_scenarios(
         "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
         o_.outputs, env, subject ? &*subject : nullptr);
