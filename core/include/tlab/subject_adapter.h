@@ -71,6 +71,7 @@
 #include "tlab/clock.h"
 #include "tlab/queue/timer_queue.h"
 #include "tlab/subject.h"
+#include "tlab/subject_guard.h"
 
 // TLAB_SUBJECT_EXPORT: gives the entry point default visibility, so a plugin
 // built with -fvisibility=hidden (tlab_add_subject does) still exports it.
@@ -140,16 +141,10 @@ class QueueSubject {
 
   static Instance& self(void* p) noexcept { return *static_cast<Instance*>(p); }
 
-  // guarded: f() with every exception turned into a status (the ABI's ground rule).
+  // guarded: f() with every exception turned into a status (subject_guard.h).
   template <class F>
   static tlab_status guarded(F&& f) noexcept {
-    try {
-      return f();
-    } catch (const std::bad_alloc&) {
-      return TLAB_ENOMEM;
-    } catch (...) {
-      return TLAB_EFAIL;
-    }
+    return subject_guarded(std::forward<F>(f));
   }
 
   static tlab_status create(const tlab_subject_config* config, void** out) noexcept {

@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "tlab/subject.h"
+#include "tlab/subject_guard.h"
 
 namespace tlab::tool::builtin {
 
@@ -110,17 +111,10 @@ class HandleTable {
   std::deque<std::uint32_t> free_;
 };
 
-// guarded: runs `f` (returning tlab_status) so that no exception leaves it:
-// std::bad_alloc is TLAB_ENOMEM, anything else TLAB_EFAIL.
+// guarded: the ABI's exception fence (tlab/subject_guard.h).
 template <class F>
 tlab_status guarded(F&& f) noexcept {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return TLAB_ENOMEM;
-  } catch (...) {
-    return TLAB_EFAIL;
-  }
+  return subject_guarded(std::forward<F>(f));
 }
 
 // FacilityCalls: a peer's facility calls; poll is NULL for a self-driven one,

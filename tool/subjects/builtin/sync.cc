@@ -1,10 +1,9 @@
 // tlab/tool/subjects/builtin/sync.cc: see sync.h.
 #include "subjects/builtin/sync.h"
 
-#include <new>
-
 #include "tlab/platform/std_platform.h"
 #include "tlab/queue/binary_heap.h"
+#include "tlab/subject_guard.h"
 #include "tlab/sync/timed_semaphore.h"
 #include "tlab/timer_service.h"
 
@@ -23,14 +22,10 @@ tlab_status sem_create(const tlab_subject_config* config, void** self) {
       config->permits == 0) {
     return TLAB_EINVAL;
   }
-  try {
+  return subject_guarded([&] {
     *self = new SemaphoreSubject(config->permits);
     return TLAB_OK;
-  } catch (const std::bad_alloc&) {
-    return TLAB_ENOMEM;
-  } catch (...) {
-    return TLAB_EFAIL;
-  }
+  });
 }
 
 void sem_destroy(void* self) { delete static_cast<SemaphoreSubject*>(self); }
@@ -38,14 +33,10 @@ void sem_destroy(void* self) { delete static_cast<SemaphoreSubject*>(self); }
 tlab_status sem_acquire_for(void* self, std::int64_t timeout_ns, std::int32_t* acquired) {
   if (timeout_ns < 0) return TLAB_EINVAL;  // core rejects negative delays
   auto* s = static_cast<SemaphoreSubject*>(self);
-  try {
+  return subject_guarded([&] {
     *acquired = s->sem.acquire_for(s->timers, Duration::nanoseconds(timeout_ns)) ? 1 : 0;
     return TLAB_OK;
-  } catch (const std::bad_alloc&) {
-    return TLAB_ENOMEM;
-  } catch (...) {
-    return TLAB_EFAIL;
-  }
+  });
 }
 
 tlab_status sem_release(void* self) {
