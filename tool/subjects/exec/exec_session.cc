@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -58,9 +59,18 @@ void ExecSession::end(std::string_view key, const std::string& sentence) {
   cv_.notify_all();
 }
 
+double hello_limit_s() {
+  const char* v = std::getenv("TLAB_HELLO_TIMEOUT_S");
+  if (v == nullptr || *v == '\0') return kDefaultHelloLimitS;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  return *end == '\0' && s >= 0.1 && s <= 600 ? s : 0;
+}
+
 bool read_hello(ExecProcess& proc, Hello& hello, std::string& key, std::string& why) {
   std::string line;
-  const std::int64_t deadline = monotonic_ns() + std::int64_t{kHelloLimitMs} * 1'000'000;
+  const double limit = hello_limit_s() > 0 ? hello_limit_s() : kDefaultHelloLimitS;
+  const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(limit * 1e9);
   const ExecProcess::Read r = proc.read_line(line, deadline, kMaxLineBytes);
   const std::string tail = proc.stderr_tail(6);
   const std::string err =
@@ -68,7 +78,7 @@ bool read_hello(ExecProcess& proc, Hello& hello, std::string& key, std::string& 
   key = "protocol_error";
   if (r == ExecProcess::Read::kTimeout) {
     key = "timeout";
-    why = fmt::format("no hello within {} s{}", kHelloLimitMs / 1000, err);
+    why = fmt::format("no hello within {} s (TLAB_HELLO_TIMEOUT_S){}", limit, err);
     return false;
   }
   if (r == ExecProcess::Read::kEof) {

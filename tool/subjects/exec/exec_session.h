@@ -78,8 +78,12 @@ struct ExecProgram {
 };
 
 // How long a subject may take to say hello (a JVM compiling a source file on a
-// loaded machine takes seconds), and to answer `shutdown` with `pending` and exit.
-inline constexpr int kHelloLimitMs = 20'000;
+// loaded machine takes seconds): kDefaultHelloLimitS, or the environment's
+// TLAB_HELLO_TIMEOUT_S, a number of seconds from 0.1 to 600 (hello_limit_s
+// returns 0 for anything else, and the probe refuses it: exit 2 naming the
+// variable). And how long it may take to answer `shutdown` with `pending` and exit.
+inline constexpr double kDefaultHelloLimitS = 20;
+double hello_limit_s();
 inline constexpr int kShutdownLimitMs = 5'000;
 
 // read_hello: the first line of `proc`, which must be a hello, within

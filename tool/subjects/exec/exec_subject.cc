@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
@@ -110,6 +111,12 @@ class SigpipeIgnored {
 bool is_exec_spec(std::string_view spec) { return spec.substr(0, kExecPrefix.size()) == kExecPrefix; }
 
 std::optional<SubjectFacts> probe_exec_subject(const std::string& spec, std::string& error) {
+  if (hello_limit_s() == 0) {
+    error = fmt::format("--subject {}: TLAB_HELLO_TIMEOUT_S={} is not a number of seconds from "
+                        "0.1 to 600",
+                        spec, std::getenv("TLAB_HELLO_TIMEOUT_S"));
+    return std::nullopt;
+  }
   std::vector<std::string> argv;
   if (!command_of(spec, argv, error)) return std::nullopt;
   const SigpipeIgnored guard;
