@@ -275,8 +275,17 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
     // A built-in row: nothing foreign runs, so no child is needed.
     const tlab_subject* d = open_subject(spec, error);
     if (d == nullptr) return std::nullopt;
-    SubjectFacts f{spec, d->name, d->summary, "", "", d->kind, d->drive, d->clock, d->promises,
-                   promises_of_abi(d->promises), d->max_delay_ns, d->pending != nullptr};
+    SubjectFacts f;
+    f.spec = spec;
+    f.name = d->name;
+    f.summary = d->summary;
+    f.kind = d->kind;
+    f.drive = d->drive;
+    f.clock = d->clock;
+    f.promise_bits = d->promises;
+    f.promises = promises_of_abi(d->promises);
+    f.max_delay_ns = d->max_delay_ns;
+    f.has_pending = d->pending != nullptr;
     return f;
   }
   const ForkResult child = fork_call(

@@ -47,13 +47,13 @@ std::string ExecSession::ended() {
   return ended_;
 }
 
-void ExecSession::end(std::string_view key, const std::string& sentence) {
+void ExecSession::end(Oracle o, const std::string& sentence) {
   {
     std::lock_guard lk(mu_);
     if (!ended_.empty()) return;
-    ended_ = fmt::format("{}: {}", key, sentence.substr(0, sentence.find('\n')));
+    ended_ = fmt::format("{}: {}", name_of(o), sentence.substr(0, sentence.find('\n')));
   }
-  program_.ctx->violation_named(std::string(key), sentence);
+  program_.ctx->violation(o, sentence);
   program_.ctx->stop();
   proc_->kill_group();
   cv_.notify_all();
@@ -108,19 +108,19 @@ tlab_status ExecSession::start() {
     proc_ = std::make_unique<ExecProcess>();
     std::string error;
     if (!proc_->start(program_.argv, error)) {
-      end("crash", fmt::format("{} could not be started: {}", program_.spec, error));
+      end(Oracle::kCrash, fmt::format("{} could not be started: {}", program_.spec, error));
       return TLAB_OK;  // the case ends with the finding; every call answers TLAB_ENOMEM
     }
     Hello h;
     std::string key, why;
     if (!read_hello(*proc_, h, key, why)) {
-      end(key == "timeout" ? "protocol_error" : key, why);
+      end(key == "crash" ? Oracle::kCrash : Oracle::kProtocolError, why);
       return TLAB_OK;
     }
     const Hello& first = program_.hello;
     if (h.name != first.name || h.promise_names != first.promise_names ||
         h.can_fail != first.can_fail || h.max_delay_ns != first.max_delay_ns) {
-      end("protocol_error",
+      end(Oracle::kProtocolError,
           fmt::format("line 1: this hello (name {}, promises [{}]) differs from the first one "
                       "(name {}, promises [{}]): a subject must say the same hello every time",
                       h.name, h.promises.names(), first.name, first.promises.names()));
@@ -210,13 +210,13 @@ void ExecSession::reader_loop() {
     }
     ++lines_in_;
     if (r == ExecProcess::Read::kTooLong) {
-      end("protocol_error", fmt::format("line {}: longer than {} bytes", lines_in_, kMaxLineBytes));
+      end(Oracle::kProtocolError, fmt::format("line {}: longer than {} bytes", lines_in_, kMaxLineBytes));
       return;
     }
     std::string why;
     const std::optional<Message> m = read_message(line, lines_in_, why);
     if (!m) {
-      end("protocol_error", why);
+      end(Oracle::kProtocolError, why);
       return;
     }
     if (!dispatch(*m, line)) return;
@@ -227,7 +227,7 @@ bool ExecSession::dispatch(const Message& m, const std::string& line) {
   const std::string where = fmt::format("line {} {}", lines_in_, quote_line(line));
   switch (m.type) {
     case MessageType::kHello:
-      end("protocol_error", where + ": a second hello (it comes once, first)");
+      end(Oracle::kProtocolError, where + ": a second hello (it comes once, first)");
       return false;
     case MessageType::kScheduled:
     case MessageType::kCancelled:
@@ -245,13 +245,13 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   std::unique_lock lk(mu_);
   if (pending_seen_) {
     lk.unlock();
-    end("protocol_error", where + ": a line after `pending` (the subject must stop there)");
+    end(Oracle::kProtocolError, where + ": a line after `pending` (the subject must stop there)");
     return false;
   }
   auto it = waiting_.find(m.id);
   if (it == waiting_.end() || it->second.empty()) {
     lk.unlock();
-    end("protocol_error",
+    end(Oracle::kProtocolError,
         fmt::format("{}: {} for id {}, but no request for id {} awaits an answer (an id tlab "
                     "never sent, or a second answer)",
                     where, name_of(m.type), m.id, m.id));
@@ -262,7 +262,7 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
                     (m.type == MessageType::kScheduled) == (w.kind == Kind::kSchedule);
   if (!fits) {
     lk.unlock();
-    end("protocol_error", fmt::format("{}: {} answers line {} `{}`, which is a {}", where,
+    end(Oracle::kProtocolError, fmt::format("{}: {} answers line {} `{}`, which is a {}", where,
                                       name_of(m.type), w.line_no, w.line,
                                       w.kind == Kind::kSchedule ? "schedule" : "cancel"));
     return false;
@@ -304,13 +304,13 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
   std::unique_lock lk(mu_);
   if (pending_seen_) {
     lk.unlock();
-    end("protocol_error",
+    end(Oracle::kProtocolError,
         fmt::format("{}: fired after `pending` (after shutdown nothing may fire)", where));
     return false;
   }
   if (m.id > max_id_) {
     lk.unlock();
-    end("protocol_error", fmt::format("{}: fired id {}, which tlab never scheduled", where, m.id));
+    end(Oracle::kProtocolError, fmt::format("{}: fired id {}, which tlab never scheduled", where, m.id));
     return false;
   }
   if (auto l = live_.find(m.id); l != live_.end()) {
@@ -337,7 +337,7 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
                             w->second.front()->kind == Kind::kSchedule;
     lk.unlock();
     if (unanswered) {
-      end("protocol_error",
+      end(Oracle::kProtocolError,
           fmt::format("{}: fired id {} before answering its schedule (`scheduled` comes first)",
                       where, m.id));
       return false;
@@ -353,7 +353,7 @@ bool ExecSession::on_pending(const Message& m, const std::string& where) {
   std::unique_lock lk(mu_);
   if (!shutdown_sent_ || pending_seen_) {
     lk.unlock();
-    end("protocol_error", fmt::format("{}: pending {}", where,
+    end(Oracle::kProtocolError, fmt::format("{}: pending {}", where,
                                       shutdown_sent_ ? "a second time" : "before tlab sent shutdown"));
     return false;
   }
@@ -395,17 +395,17 @@ void ExecSession::on_eof() {
     proc_->wait_exit(1000, how);
   }
   if (after_shutdown) {
-    end("protocol_error",
+    end(Oracle::kProtocolError,
         fmt::format("the process closed its stdout after shutdown without answering pending "
                     "({}){}",
                     how, stderr_note()));
   } else if (fail != 0) {
-    end("task_exceptions",
+    end(Oracle::kTaskExceptions,
         fmt::format("the process ended ({}) after the failing callback of id {} ran at {}: a "
                     "failing callback took the subject down with every timer it held{}",
                     how, fail, at(fail_at), stderr_note()));
   } else {
-    end("crash", fmt::format("the process closed its stdout before shutdown ({}){}", how,
+    end(Oracle::kCrash, fmt::format("the process closed its stdout before shutdown ({}){}", how,
                              stderr_note()));
   }
 }
@@ -429,7 +429,7 @@ void ExecSession::shutdown() {
                                   [&] { return pending_seen_ || !ended_.empty(); });
     lk.unlock();
     if (!got) {
-      end("protocol_error",
+      end(Oracle::kProtocolError,
           fmt::format("no `pending` within {} s of shutdown{}", kShutdownLimitMs / 1000,
                       stderr_note()));
     }
@@ -445,11 +445,11 @@ void ExecSession::shutdown() {
   if (reader_.joinable()) reader_.join();
   if (send && ended().empty()) {
     if (!exited) {
-      end("protocol_error", fmt::format("the process did not exit within {} s of answering "
+      end(Oracle::kProtocolError, fmt::format("the process did not exit within {} s of answering "
                                         "pending (it was killed)",
                                         kShutdownLimitMs / 1000));
     } else if (how != "exit status 0") {
-      end("protocol_error", fmt::format("the process ended with {} after pending (the protocol "
+      end(Oracle::kProtocolError, fmt::format("the process ended with {} after pending (the protocol "
                                         "asks for exit status 0){}",
                                         how, stderr_note()));
     }

@@ -59,6 +59,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "oracles/oracles.h"
 #include "runner/case_context.h"
 #include "subjects/exec/exec_process.h"
 #include "subjects/exec/exec_protocol.h"
@@ -136,9 +137,9 @@ class ExecSession {
   bool on_fired(const Message& m, const std::string& line);
   bool on_pending(const Message& m, const std::string& line);
   void on_eof();
-  // end: records `key` (an oracle name) with `sentence`, stops the case, wakes
-  // every waiter. Requires mu_ not held.
-  void end(std::string_view key, const std::string& sentence);
+  // end: records a violation of `o` with `sentence`, stops the case, wakes every
+  // waiter. Requires mu_ not held.
+  void end(Oracle o, const std::string& sentence);
   std::string stderr_note() const;
   std::string at(std::int64_t mono_ns) const;
   void sample(runner::Latency l, std::int64_t ns);
