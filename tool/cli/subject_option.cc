@@ -77,7 +77,10 @@ std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
 std::string describe_subject(const SubjectFacts& f) {
   const std::string kind = f.kind == TLAB_KIND_FACILITY ? "timer facility" : "timed wait";
   std::string drive;
-  if (f.kind == TLAB_KIND_FACILITY) {
+  if (!f.command.empty()) {
+    drive = f.can_fail ? ", its own process (exec protocol; callbacks can fail)"
+                       : ", its own process (exec protocol)";
+  } else if (f.kind == TLAB_KIND_FACILITY) {
     drive = f.drive == TLAB_DRIVE_LOOP ? ", loop-driven" : ", self-driven (its own threads)";
   }
   const std::string clock =
