@@ -456,6 +456,14 @@ void ExecSession::shutdown() {
   }
   std::lock_guard pl(proc_mu_);
   proc_->wait_exit(kShutdownLimitMs, how);
+  // stderr is the subject's to use (logs, a runtime's report of a failing
+  // callback) and never judged; the report says how much there was, and its last
+  // line, so a reader knows where to look.
+  if (const std::uint64_t bytes = proc_->stderr_bytes(); bytes > 0) {
+    program_.ctx->add("subject_stderr_bytes", bytes);
+    program_.ctx->note(fmt::format("the subject wrote {} bytes to stderr, ending: {}", bytes,
+                                   proc_->stderr_tail(1)));
+  }
 }
 
 }  // namespace tlab::tool::exec
