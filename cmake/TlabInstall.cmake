@@ -8,6 +8,7 @@
 #   P/lib/cmake/tlab/tlabTargets.cmake      the imported target tlab::core
 #   P/lib/cmake/tlab/TlabSubjects.cmake     tlab_add_subject, tlab_add_checks
 #   P/lib/cmake/tlab/TlabExpectViolation.cmake  the command of an EXPECT_FAIL check
+#   P/lib/cmake/tlab/TlabExpectFindings.cmake   the command of an EXPECT_FINDINGS check
 #
 # A consumer writes find_package(tlab CONFIG REQUIRED) and links tlab::core: the
 # headers (tlab/subject.h and tlab/subject_adapter.h among them), C++20 and
@@ -36,4 +37,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/tlabConfig.cmake ${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabSubjects.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabExpectViolation.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TlabExpectFindings.cmake
         DESTINATION ${tlab_cmake_dir})

@@ -23,18 +23,33 @@
 #   project enables C++), hidden visibility except for the entry point, and no
 #   "lib" prefix surprises: its path is $<TARGET_FILE:<target>>.
 #
-# tlab_add_checks(NAME <test> SUBJECT <target> [SCENARIOS <file>...] [EXPECT_FAIL]
+# tlab_add_checks(NAME <test> (SUBJECT <target> | COMMAND <word>...)
+#                 [SCENARIOS <file>...]
+#                 [EXPECT_FAIL | EXPECT_FINDINGS <scenario>:<finding>...
+#                                [ALLOW_FINDINGS <scenario>:<finding>...]]
 #                 [TIMEOUT <seconds>])
 #
 #   Registers one ctest test, label `tlab`, that runs
-#     ${tlab_EXECUTABLE} check --subject $<TARGET_FILE:<target>>
+#     ${tlab_EXECUTABLE} check --subject <subject>
 #         --report <build dir>/tlab_checks/<test>.json [scenarios]
 #   i.e. tlab's generic suite (or the SCENARIOS given, relative to the current
-#   source dir) on the plugin. The report is kept for `tlab replay`. EXPECT_FAIL
-#   marks a subject with a known bug: the test passes only if tlab check runs and
-#   a verdict fails (exit 1); a pass, a refused subject (exit 2) or a crash fail
-#   it (TlabExpectViolation.cmake; stricter than ctest's WILL_FAIL, which any
-#   non-zero exit satisfies). TIMEOUT defaults to 600 s.
+#   source dir) on the subject: SUBJECT, a plugin target (tlab_add_subject), or
+#   COMMAND, a process speaking the exec protocol (docs/protocol.md): its words
+#   become `--subject exec:'word' 'word'...` (a word may be a generator
+#   expression, e.g. $<TARGET_FILE:my_go_adapter>). The report is kept for
+#   `tlab replay`. Without a mode the test passes iff tlab check exits 0.
+#     EXPECT_FAIL      a subject with a known bug: the test passes only if tlab
+#                      check runs and a verdict fails (exit 1); a pass, a refused
+#                      subject (exit 2) or a crash fail it (TlabExpectViolation.cmake;
+#                      stricter than ctest's WILL_FAIL, which any non-zero exit
+#                      satisfies)
+#     EXPECT_FINDINGS  a subject whose findings are known: each entry
+#                      (`expiry_storm:early_fire`) must show, and no other finding
+#                      may, except ALLOW_FINDINGS entries (ones that show only on
+#                      some runs); exit 0 or 1, no error or timeout
+#                      (TlabExpectFindings.cmake). A runtime that breaks a promise
+#                      is asserted, not hidden.
+#   TIMEOUT defaults to 600 s.
 #
 # Requires: tlab_EXECUTABLE (tlabConfig.cmake sets it to the installed tlab).
 include_guard(GLOBAL)
@@ -93,14 +108,28 @@ TLAB_EXPORT_QUEUE_SUBJECT(TlabSubjectQueue, "@S_SUBJECT_NAME@", "@S_SUMMARY@")
 endfunction()
 
 function(tlab_add_checks)
-  cmake_parse_arguments(C "EXPECT_FAIL" "NAME;SUBJECT;TIMEOUT" "SCENARIOS" ${ARGN})
-  if(NOT C_NAME OR NOT C_SUBJECT)
-    message(FATAL_ERROR "tlab_add_checks: NAME and SUBJECT are required")
+  cmake_parse_arguments(C "EXPECT_FAIL" "NAME;SUBJECT;TIMEOUT"
+                        "SCENARIOS;COMMAND;EXPECT_FINDINGS;ALLOW_FINDINGS" ${ARGN})
+  if(NOT C_NAME OR (NOT C_SUBJECT AND NOT C_COMMAND) OR (C_SUBJECT AND C_COMMAND))
+    message(FATAL_ERROR "tlab_add_checks: NAME and one of SUBJECT or COMMAND are required")
   endif()
   if(C_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "tlab_add_checks(${C_NAME}): unknown arguments ${C_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT TARGET ${C_SUBJECT})
+  if(C_EXPECT_FAIL AND (C_EXPECT_FINDINGS OR C_ALLOW_FINDINGS))
+    message(FATAL_ERROR "tlab_add_checks(${C_NAME}): EXPECT_FAIL and EXPECT_FINDINGS exclude "
+                        "each other")
+  endif()
+  if(C_ALLOW_FINDINGS AND NOT C_EXPECT_FINDINGS)
+    message(FATAL_ERROR "tlab_add_checks(${C_NAME}): ALLOW_FINDINGS goes with EXPECT_FINDINGS")
+  endif()
+  foreach(entry IN LISTS C_EXPECT_FINDINGS C_ALLOW_FINDINGS)
+    if(NOT entry MATCHES "^[A-Za-z0-9_.-]+:[a-z_.]+$")
+      message(FATAL_ERROR "tlab_add_checks(${C_NAME}): finding `${entry}` is not "
+                          "<scenario>:<finding> (e.g. expiry_storm:early_fire)")
+    endif()
+  endforeach()
+  if(C_SUBJECT AND NOT TARGET ${C_SUBJECT})
     message(FATAL_ERROR "tlab_add_checks(${C_NAME}): SUBJECT ${C_SUBJECT} is not a target "
                         "(build it with tlab_add_subject first)")
   endif()
@@ -111,6 +140,18 @@ function(tlab_add_checks)
   if(NOT C_TIMEOUT)
     set(C_TIMEOUT 600)
   endif()
+  if(C_SUBJECT)
+    set(subject $<TARGET_FILE:${C_SUBJECT}>)
+  else()
+    # Each word single-quoted for tlab's shell-like split (wordexp); a ' inside a
+    # word becomes '\''.
+    set(subject "exec:")
+    foreach(word IN LISTS C_COMMAND)
+      string(REPLACE "'" "'\\''" word "${word}")
+      string(APPEND subject "'${word}' ")
+    endforeach()
+    string(STRIP "${subject}" subject)
+  endif()
   set(scenarios "")
   foreach(s IN LISTS C_SCENARIOS)
     cmake_path(ABSOLUTE_PATH s BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
@@ -118,16 +159,23 @@ function(tlab_add_checks)
   endforeach()
   set(report ${CMAKE_CURRENT_BINARY_DIR}/tlab_checks/${C_NAME}.json)
   file(MAKE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/tlab_checks)
+  string(JOIN "|" joined ${scenarios})
   if(C_EXPECT_FAIL)
-    string(JOIN "|" joined ${scenarios})
     add_test(NAME ${C_NAME}
-             COMMAND ${CMAKE_COMMAND} -DTLAB=${tlab_EXECUTABLE}
-                     -DSUBJECT=$<TARGET_FILE:${C_SUBJECT}> -DREPORT=${report}
-                     -DSCENARIOS=${joined} -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/TlabExpectViolation.cmake)
+             COMMAND ${CMAKE_COMMAND} -DTLAB=${tlab_EXECUTABLE} -DSUBJECT=${subject}
+                     -DREPORT=${report} -DSCENARIOS=${joined}
+                     -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/TlabExpectViolation.cmake)
+  elseif(C_EXPECT_FINDINGS)
+    string(JOIN "|" expect ${C_EXPECT_FINDINGS})
+    string(JOIN "|" allow ${C_ALLOW_FINDINGS})
+    add_test(NAME ${C_NAME}
+             COMMAND ${CMAKE_COMMAND} -DTLAB=${tlab_EXECUTABLE} -DSUBJECT=${subject}
+                     -DREPORT=${report} -DSCENARIOS=${joined} -DEXPECT=${expect}
+                     -DALLOW=${allow}
+                     -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/TlabExpectFindings.cmake)
   else()
     add_test(NAME ${C_NAME}
-             COMMAND ${tlab_EXECUTABLE} check --subject $<TARGET_FILE:${C_SUBJECT}>
-                     --report ${report} ${scenarios})
+             COMMAND ${tlab_EXECUTABLE} check --subject ${subject} --report ${report} ${scenarios})
   endif()
   set_tests_properties(${C_NAME} PROPERTIES LABELS tlab TIMEOUT ${C_TIMEOUT})
 endfunction()

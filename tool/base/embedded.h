@@ -1,11 +1,12 @@
 // tlab/tool/base/embedded.h: files compiled into the tlab binary.
 //
 // tool/CMakeLists.txt runs tool/cmake/embed_files.cmake at build time to turn
-// scenarios/*.json (the built-in suite), scenarios/schema.json and
-// tool/report/report_schema.json into raw string literals in embedded_files.cc. The step
-// re-runs whenever one of those files changes, and CMake re-globs scenarios/ on
-// every build, so `tlab run` with no paths and `tlab validate` work from any
-// directory with exactly the files the binary was built from.
+// scenarios/*.json (the built-in suite), scenarios/schema.json,
+// tool/report/report_schema.json and docs/protocol.schema.json into raw string
+// literals in embedded_files.cc. The step re-runs whenever one of those files
+// changes, and CMake re-globs scenarios/ on every build, so `tlab run` with no
+// paths and `tlab validate` work from any directory with exactly the files the
+// binary was built from.
 //
 // Ground rules: constant data with static storage; safe from any thread. Cost: O(1).
 #pragma once
@@ -26,5 +27,7 @@ std::span<const EmbeddedFile> embedded_scenarios();
 std::string_view embedded_scenario_schema();
 // tool/report/report_schema.json.
 std::string_view embedded_report_schema();
+// docs/protocol.schema.json (the exec protocol's messages, subjects/exec/).
+std::string_view embedded_protocol_schema();
 
 }  // namespace tlab::tool

@@ -7,14 +7,16 @@
 #include <fmt/format.h>
 
 #include "runner/engine_subject.h"
+#include "subjects/exec/exec_subject.h"
 
 namespace tlab::tool {
 
 void add_subject_option(CLI::App& sub, std::string& spec) {
   sub.add_option("--subject", spec,
                  "run on this subject instead of the engine: a row of `tlab list subjects` "
-                 "(libuv, binary_heap, ...) or a shared library PATH.so[:entry] exporting the "
-                 "subject ABI (tlab/subject.h)")
+                 "(libuv, binary_heap, ...), a shared library PATH.so[:entry] exporting the "
+                 "subject ABI (tlab/subject.h), or exec:CMD [ARGS...], a process speaking the "
+                 "exec protocol (docs/protocol.md)")
       ->type_name("S");
 }
 
@@ -53,10 +55,11 @@ std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
                                             const SubjectFacts& subject, bool named,
                                             InputErrors& errors, const CliEnv& env) {
   const tlab_subject shape = shape_of(subject);
+  const runner::SubjectExtras extras = exec::extras_of(subject);
   std::vector<Scenario> out;
   for (Scenario& s : scenarios) {
     std::string why, pointer;
-    if (runner::subject_accepts(s, shape, why, pointer)) {
+    if (runner::subject_accepts(s, shape, why, pointer, extras)) {
       out.push_back(std::move(s));
       continue;
     }
@@ -74,12 +77,17 @@ std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
 std::string describe_subject(const SubjectFacts& f) {
   const std::string kind = f.kind == TLAB_KIND_FACILITY ? "timer facility" : "timed wait";
   std::string drive;
-  if (f.kind == TLAB_KIND_FACILITY) {
+  if (!f.command.empty()) {
+    drive = f.can_fail ? ", its own process (exec protocol; callbacks can fail)"
+                       : ", its own process (exec protocol)";
+  } else if (f.kind == TLAB_KIND_FACILITY) {
     drive = f.drive == TLAB_DRIVE_LOOP ? ", loop-driven" : ", self-driven (its own threads)";
   }
   const std::string clock =
       f.clock == TLAB_CLOCK_HOST ? ", on tlab's clock" : ", own monotonic clock";
-  const std::string where = f.builtin() ? "built in" : f.library + ":" + f.entry;
+  const std::string where = f.builtin()          ? "built in"
+                            : !f.command.empty() ? fmt::format("exec: {}; {}", f.command, f.version)
+                                                 : f.library + ":" + f.entry;
   return fmt::format("{}: {}{}{} ({}); promises {}", f.name, kind, drive, clock, where,
                      f.promises.names().empty() ? "none" : f.promises.names());
 }

@@ -1,6 +1,7 @@
 # Generates a C++ file that embeds text files as raw string literals.
 # Invoked at build time:  cmake -DOUT=<file.cc> -DSCENARIO_DIR=<dir>
-#                               -DREPORT_SCHEMA=<file> -P embed_files.cmake
+#                               -DREPORT_SCHEMA=<file> -DPROTOCOL_SCHEMA=<file>
+#                               -P embed_files.cmake
 # Writes OUT only when its content changes, so unchanged inputs cause no rebuild.
 include(${CMAKE_CURRENT_LIST_DIR}/write_if_changed.cmake)
 set(delim "tlab_embed")
@@ -27,6 +28,7 @@ foreach(f IN LISTS scenario_files)
 endforeach()
 tlab_literal("${SCENARIO_DIR}/schema.json" scenario_schema)
 tlab_literal("${REPORT_SCHEMA}" report_schema)
+tlab_literal("${PROTOCOL_SCHEMA}" protocol_schema)
 
 if(rows STREQUAL "")
   set(array_decl "std::span<const EmbeddedFile> embedded_scenarios() { return {}; }")
@@ -47,6 +49,10 @@ std::string_view embedded_scenario_schema() {
 
 std::string_view embedded_report_schema() {
   return ${report_schema};
+}
+
+std::string_view embedded_protocol_schema() {
+  return ${protocol_schema};
 }
 
 }  // namespace tlab::tool

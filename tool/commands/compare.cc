@@ -200,6 +200,15 @@ class CompareCommand final : public Command {
                                       spec)});
         continue;
       }
+      if (!f->command.empty()) {
+        errors.push_back(
+            {"--subject", "/",
+             fmt::format("{} is an exec subject; compare measures CPU time per operation in "
+                         "tlab's process, which a pipe to another process would swamp. `tlab "
+                         "check --subject {}` reports its lateness and the pipe's round trip",
+                         spec, spec)});
+        continue;
+      }
       o.subjects.push_back(std::move(*f));
     }
     if (!scenarios.empty() && !o.subjects.empty()) {

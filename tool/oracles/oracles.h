@@ -29,7 +29,10 @@
 //   |                     | exactly once: fired, cancelled, or returned by shutdown   |                  |                  |
 //   | fifo_order          | two equal-deadline timers of one thread ran out of order  | fifo_ties        | none (0)         |
 //   | sanitizer           | a ThreadSanitizer report                                  | thread_safe      | none (0)         |
-//   | crash               | the case's process died before reporting                  | (every subject)  | none (0)         |
+//   | crash               | the case's process died before reporting, or an exec      | (every subject)  | none (0)         |
+//   |                     | subject's process before shutdown                         |                  |                  |
+//   | protocol_error      | an exec subject broke docs/protocol.md (a line that is    | (every subject)  | none (0)         |
+//   |                     | not a message, an answer nobody asked for, ...)           |                  |                  |
 // clang-format on
 //
 // Besides the oracles, judge() adds two kinds of finding, both always fatal:
@@ -72,6 +75,7 @@ enum class Oracle : std::uint8_t {
   kFifoOrder,
   kSanitizer,
   kCrash,
+  kProtocolError,
   kCount
 };
 inline constexpr std::size_t kOracleCount = static_cast<std::size_t>(Oracle::kCount);
@@ -113,6 +117,8 @@ inline constexpr std::array<OracleInfo, kOracleCount> kOracleInfo{{
      Promise::kFifoTies, false},
     {Oracle::kSanitizer, "sanitizer", "a ThreadSanitizer report", Promise::kThreadSafe, false},
     {Oracle::kCrash, "crash", "the case's process died before reporting", std::nullopt, false},
+    {Oracle::kProtocolError, "protocol_error",
+     "an exec subject broke the protocol (docs/protocol.md)", std::nullopt, false},
 }};
 
 constexpr bool oracle_table_in_order() {

@@ -1,6 +1,7 @@
 // tlab/tool/report/console.cc: see console.h.
 #include "report/console.h"
 
+#include "base/fmt_ns.h"
 #include "oracles/oracles.h"
 
 #include <unistd.h>
@@ -30,6 +31,20 @@ struct Row {
   std::array<std::string, 7> cells;
   Tone tone = Tone::kPlain;  // colour of the VERDICT cell
 };
+
+// exec_timing_of: for an exec subject's case (it has pipe_round_trip), the fire
+// lateness tlab saw beside the subject's own and the pipe's round trip, at the
+// median: "late p50 1.2ms (own clock 0.9ms), pipe rtt p50 80us". "" otherwise.
+std::string exec_timing_of(const CaseResult& r) {
+  auto p50 = [&](const char* name) -> std::string {
+    auto it = r.latency.find(name);
+    return it == r.latency.end() || it->second.count() == 0 ? "-"
+                                                             : fmt_ns(it->second.percentile(50));
+  };
+  if (r.latency.count("pipe_round_trip") == 0) return {};
+  return fmt::format("late p50 {} (own clock {}), pipe rtt p50 {}", p50("fire_lateness"),
+                     p50("subject_lateness"), p50("pipe_round_trip"));
+}
 
 std::string detail_of(const CaseRecord& c) {
   if (c.model && c.result.verdict == Verdict::kPass) {
@@ -70,6 +85,8 @@ std::string detail_of(const CaseRecord& c) {
   if (detail.empty() && !c.result.message.empty()) {
     detail = c.result.message.substr(0, c.result.message.find('\n'));
   }
+  const std::string timing = exec_timing_of(c.result);
+  if (!timing.empty()) detail = detail.empty() ? timing : timing + "; " + detail;
   return detail.empty() ? "-" : detail;
 }
 

@@ -44,17 +44,23 @@
 
 namespace tlab::tool::runner {
 
-// The latency histograms a case reports (report key = kLatencyNames[i]).
+// The latency histograms a case reports (report key = kLatencyNames[i]). The
+// last two come only from exec subjects (subjects/exec/exec_session.h): a fire's
+// lateness by the subject's own timestamps, and a request's round trip over the
+// pipe.
 enum class Latency : std::uint8_t {
   kFireLateness,
   kCancelToResume,
   kScheduleCost,
   kCancelCost,
+  kSubjectLateness,
+  kPipeRoundTrip,
   kCount
 };
 inline constexpr std::size_t kLatencyCount = static_cast<std::size_t>(Latency::kCount);
 inline constexpr std::array<std::string_view, kLatencyCount> kLatencyNames{
-    "fire_lateness", "cancel_to_resume", "schedule_cost", "cancel_cost"};
+    "fire_lateness", "cancel_to_resume", "schedule_cost",
+    "cancel_cost",   "subject_lateness", "pipe_round_trip"};
 
 // What an actor is doing, for the watchdog's report. `object` is a token, task id
 // or similar; 0 when not applicable.

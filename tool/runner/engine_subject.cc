@@ -14,6 +14,9 @@
 //   |                 | subject's own threads take its place  |                                   |
 //   | mutex_contender | refused                               | acquire_for / hold / release      |
 //   | pool_client     | refused                               | the same, permits = pool_size     |
+//   | thrower         | an exec subject with the feature      | refused                           |
+//   |                 | "fail": schedules whose callbacks     |                                   |
+//   |                 | fail after firing (SubjectExtras)     |                                   |
 //   | any other       | refused: it needs tlab's own engine   | refused                           |
 #include "runner/engine_subject.h"
 
@@ -22,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "runner/engine_subject_calls.h"
+#include "subjects/exec/exec_subject.h"
 #include "subjects/plugin.h"
 
 namespace tlab::tool::runner {
@@ -52,7 +56,7 @@ std::string_view own_engine_of(Role r) {
 // Reads only kind, drive and promises of `s` (the CLI passes a shape without a
 // name or functions: subject_option.h), so `why` never names the subject.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
-                     std::string& pointer) {
+                     std::string& pointer, const SubjectExtras& extras) {
   auto refuse = [&](std::string p, std::string w) {
     pointer = std::move(p);
     why = std::move(w);
@@ -93,6 +97,16 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
           }
           ++pollers;
         }
+        break;
+      case Role::kThrower:
+        if (!facility || extras.schedule_failing == nullptr) {
+          return refuse(at + "/role",
+                        fmt::format("role thrower needs tlab's own {}, or an exec subject whose "
+                                    "hello lists the feature \"fail\" (docs/protocol.md); this "
+                                    "subject is {}",
+                                    own_engine_of(a.role), kind));
+        }
+        ++schedulers;
         break;
       case Role::kMutexContender:
       case Role::kPoolClient:
@@ -143,9 +157,9 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
   return true;
 }
 
-void run_abi_case(CaseContext& ctx, const tlab_subject& s) {
+void run_abi_case(CaseContext& ctx, const tlab_subject& s, const SubjectExtras& extras) {
   if (s.kind == TLAB_KIND_FACILITY) {
-    run_facility_case(ctx, s);
+    run_facility_case(ctx, s, extras);
   } else {
     run_timed_wait_case(ctx, s);
   }
@@ -153,14 +167,17 @@ void run_abi_case(CaseContext& ctx, const tlab_subject& s) {
 
 void run_subject_engine(CaseContext& ctx) {
   std::string error;
-  const tlab_subject* d = open_subject(ctx.spec().subject, error);
+  const bool exec = exec::is_exec_spec(ctx.spec().subject);
+  const tlab_subject* d = exec ? exec::open_exec_subject(ctx.spec().subject, error)
+                               : open_subject(ctx.spec().subject, error);
   if (d == nullptr) throw std::runtime_error(error);
+  const SubjectExtras extras = exec ? exec::bind_exec_case(ctx) : SubjectExtras{};
   std::string why, pointer;
-  if (!subject_accepts(ctx.scenario(), *d, why, pointer)) {
+  if (!subject_accepts(ctx.scenario(), *d, why, pointer, extras)) {
     throw std::runtime_error(fmt::format("subject {} cannot play scenario {}: {}: {}", d->name,
                                          ctx.scenario().name, pointer, why));
   }
-  run_abi_case(ctx, *d);
+  run_abi_case(ctx, *d, extras);
 }
 
 }  // namespace tlab::tool::runner

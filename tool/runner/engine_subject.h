@@ -17,6 +17,7 @@
 // its main thread; starts and joins its actor threads.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "runner/case_context.h"
@@ -24,16 +25,34 @@
 
 namespace tlab::tool::runner {
 
-// run_subject_engine: opens ctx.spec().subject (subjects/plugin.h, in this child)
-// and runs the case on it; a subject that cannot be opened is a driver error.
+// SubjectExtras: what a subject offers beyond the C ABI. Only exec subjects
+// (subjects/exec/exec_subject.h) have any: a schedule whose callback fails in the
+// runtime's own terms after it fired (the thrower role: a Python raise, a Java
+// exception, a Go panic), and the contains_errors promise that judges what such a
+// failure may do to the other timers.
+struct SubjectExtras {
+  // schedule_failing: schedule() whose callback fails; nullptr: the thrower role
+  // is refused (a C callback cannot fail).
+  tlab_status (*schedule_failing)(void* self, std::int64_t now_ns, std::int64_t delay_ns,
+                                  std::uint64_t cookie, std::uint64_t* handle) = nullptr;
+  // contains_errors: a failing callback harms no other timer. Without it, once a
+  // failing timer has fired, timers due from its deadline on that are never
+  // delivered or refused are counted ("undelivered_after_failure"), not judged.
+  bool contains_errors = false;
+};
+
+// run_subject_engine: opens ctx.spec().subject (subjects/plugin.h, in this child;
+// subjects/exec/exec_subject.h for `exec:`) and runs the case on it; a subject
+// that cannot be opened is a driver error.
 void run_subject_engine(CaseContext& ctx);
 
 // run_abi_case: the case on descriptor `s` (already checked by check_descriptor).
-void run_abi_case(CaseContext& ctx, const tlab_subject& s);
+void run_abi_case(CaseContext& ctx, const tlab_subject& s, const SubjectExtras& extras = {});
 
 // subject_accepts: whether a scenario can run on a subject of `kind` / `drive` /
-// `clock`; on false, `why` and `pointer` (the JSON pointer) say what cannot.
+// `clock` (and `extras`: the thrower role needs schedule_failing); on false,
+// `why` and `pointer` (the JSON pointer) say what cannot.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
-                     std::string& pointer);
+                     std::string& pointer, const SubjectExtras& extras = {});
 
 }  // namespace tlab::tool::runner

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "runner/case_context.h"
+#include "runner/engine_subject.h"
 #include "tlab/subject.h"
 
 namespace tlab::tool::runner {
@@ -95,7 +96,7 @@ class AbiCalls {
 };
 
 // The parts of run_abi_case, by kind (engine_subject.cc dispatches).
-void run_facility_case(CaseContext& ctx, const tlab_subject& d);
+void run_facility_case(CaseContext& ctx, const tlab_subject& d, const SubjectExtras& extras);
 void run_timed_wait_case(CaseContext& ctx, const tlab_subject& d);
 
 }  // namespace tlab::tool::runner

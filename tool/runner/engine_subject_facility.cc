@@ -72,8 +72,13 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
       g->second.fired_cookie = std::max(g->second.fired_cookie, cookie);
     }
   }
+  if (r.fail) failed_from_ = std::min(failed_from_, r.deadline);
   ++fired_;
   settle(cookie, r, Outcome::kFired, now, seq_, nullptr);
+}
+
+bool FacilityCase::excused_by_failure(std::int64_t deadline) const {
+  return !extras_.contains_errors && deadline >= failed_from_;
 }
 
 void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
@@ -175,6 +180,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
 bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
                                   std::uint64_t& cookie, std::uint64_t& handle) {
   const tlab_subject& d = calls_.d();
+  const bool fail = r.spec != nullptr && r.spec->role == Role::kThrower;
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
   std::int64_t t = 0, used = delay, c0 = 0, c1 = 0;
   std::uint64_t h = 0;
@@ -201,18 +207,20 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
           l.delay = used;
           l.deadline = sat_add(t, used);
           l.aligned = aligned;
+          l.fail = fail;
           l.at_index = live_ids_.size();
           live_ids_.push_back(cookie);
           if (aligned) ++fifo_[{r.st, l.deadline}].unresolved;
         }
         c0 = steady_ns();
-        st = d.schedule(calls_.self, t, used, cookie, &h);
+        st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
+                  : d.schedule(calls_.self, t, used, cookie, &h);
         c1 = steady_ns();
       },
       r.st, cookie);
   if (st == TLAB_OK) {
     r.log->sample(Latency::kScheduleCost, c1 - c0);
-    ctx_.add("scheduled");
+    ctx_.add(fail ? "thrower_tasks" : "scheduled");
     handle = h;
     std::lock_guard lk(mu_);
     ++armed_;
@@ -225,13 +233,17 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   }
   const std::string call =
       fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used, cookie, at(t));
+  bool excused = false;
   {
     std::lock_guard lk(mu_);
     auto it = live_.find(cookie);
     if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, seq_, nullptr);
+    excused = excused_by_failure(sat_add(t, used));
   }
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
     ctx_.add("refused");
+  } else if (st == TLAB_EINVAL && excused) {
+    ctx_.add("refused_after_failure");
   } else if (st == TLAB_EINVAL) {
     ctx_.violation(Oracle::kLostTimer,
                    fmt::format("{} returned TLAB_EINVAL, but 0 <= delay <= max_delay_ns ({}): "

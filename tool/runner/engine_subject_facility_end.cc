@@ -14,10 +14,11 @@
 
 namespace tlab::tool::runner {
 
-FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d)
+FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d, const SubjectExtras& extras)
     : ctx_(ctx),
       s_(ctx.scenario()),
       calls_(d),
+      extras_(extras),
       virtual_(s_.engine.clock == ClockKind::kVirtual && (d.promises & TLAB_PROMISE_VIRTUAL) != 0),
       loop_(d.drive == TLAB_DRIVE_LOOP),
       host_clock_(d.clock == TLAB_CLOCK_HOST),
@@ -45,10 +46,11 @@ void FacilityCase::build_actors() {
       r.stale = a.stale_probability.value_or(kDefaultStaleProbability);
     }
   }
-  const auto schedulers = static_cast<std::size_t>(count_of(s_, Role::kScheduler));
+  const auto producers =
+      static_cast<std::size_t>(count_of(s_, Role::kScheduler) + count_of(s_, Role::kThrower));
   std::size_t k = 0;
   for (ActorRun& r : runs_) {
-    if (r.spec->role == Role::kScheduler) r.quota = ctx_.share(k++, schedulers);
+    if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, producers);
   }
   shutdown_.st = &ctx_.add_actor("shutdown#0");
   shutdown_.log = &ctx_.log_of(*shutdown_.st);
@@ -206,6 +208,8 @@ void FacilityCase::drain_and_check() {
                                    "{}, but the timer (due {}) had not fired by {}",
                                    *l.too_late_by, l.handle, cookie, at(l.too_late_at),
                                    at(l.deadline), at(now)));
+      } else if (!l.unknown && l.deadline <= target && excused_by_failure(l.deadline)) {
+        ctx_.add("undelivered_after_failure");
       } else if (!l.unknown && l.deadline <= target) {
         ctx_.violation(Oracle::kLostTimer,
                        fmt::format("cookie {} of {}: schedule(now, delay={} ns) at {} returned "
@@ -283,8 +287,8 @@ void FacilityCase::shutdown_with_pending() {
   if (!loop_) std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }
 
-void run_facility_case(CaseContext& ctx, const tlab_subject& d) {
-  auto c = std::make_unique<FacilityCase>(ctx, d);
+void run_facility_case(CaseContext& ctx, const tlab_subject& d, const SubjectExtras& extras) {
+  auto c = std::make_unique<FacilityCase>(ctx, d, extras);
   c->run();
   // A SELF subject whose destroy() did not join its threads may still call
   // fired(c) until the case's process exits; that call must find the case (and

@@ -6,11 +6,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "base/fork_call.h"
+#include "subjects/exec/exec_subject.h"
 #include "subjects/subjects.h"
 
 namespace tlab::tool {
@@ -259,13 +261,31 @@ const tlab_subject* open_subject(const std::string& spec, std::string& error) {
 }
 
 std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& error) {
+  if (exec::is_exec_spec(spec)) {
+    // Starting a subject process can take a second (a JVM): once per command. The
+    // CLI and the stress runner both ask, on the CLI thread.
+    static std::map<std::string, SubjectFacts> probed;
+    if (auto it = probed.find(spec); it != probed.end()) return it->second;
+    std::optional<SubjectFacts> f = exec::probe_exec_subject(spec, error);
+    if (f) probed.emplace(spec, *f);
+    return f;
+  }
   const Spec s = parse_spec(spec);
   if (s.library.empty()) {
     // A built-in row: nothing foreign runs, so no child is needed.
     const tlab_subject* d = open_subject(spec, error);
     if (d == nullptr) return std::nullopt;
-    SubjectFacts f{spec, d->name, d->summary, "", "", d->kind, d->drive, d->clock, d->promises,
-                   promises_of_abi(d->promises), d->max_delay_ns, d->pending != nullptr};
+    SubjectFacts f;
+    f.spec = spec;
+    f.name = d->name;
+    f.summary = d->summary;
+    f.kind = d->kind;
+    f.drive = d->drive;
+    f.clock = d->clock;
+    f.promise_bits = d->promises;
+    f.promises = promises_of_abi(d->promises);
+    f.max_delay_ns = d->max_delay_ns;
+    f.has_pending = d->pending != nullptr;
     return f;
   }
   const ForkResult child = fork_call(

@@ -42,7 +42,14 @@ struct SubjectFacts {
   PromiseSet promises;  // promise_bits in the oracles' terms
   std::int64_t max_delay_ns = 0;
   bool has_pending = false;
-  bool builtin() const { return library.empty(); }
+  // An exec subject (subjects/exec/exec_subject.h): the command after "exec:",
+  // the runtime's version from its hello, and whether it can fail a callback
+  // (the thrower role). `promises` may then hold contains_errors, which has no
+  // ABI bit.
+  std::string command;
+  std::string version;
+  bool can_fail = false;
+  bool builtin() const { return library.empty() && command.empty(); }
 };
 
 // promises_of_abi: TLAB_PROMISE_* bits as a PromiseSet (VIRTUAL is virtual_time).
@@ -57,7 +64,9 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
 // '/' or ends in ".so", before any ":entry").
 bool is_library_spec(std::string_view spec);
 
-// probe_subject: the facts of `spec`, or nullopt with a message for exit 2.
+// probe_subject: the facts of `spec`, or nullopt with a message for exit 2. An
+// `exec:` spec is an exec subject (subjects/exec/exec_subject.h), probed once per
+// process.
 std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& error);
 
 // open_subject: the descriptor of `spec` in this process, or nullptr with a

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A correct exec subject (docs/protocol.md) in plain Python, with seeded bugs.
+
+tlab's own tests run it three ways:
+  reference_subject.py                  correct: every promise kept; tlab check passes
+  reference_subject.py --bug=NAME       a timer bug, which one oracle must catch
+  reference_subject.py --misbehave=NAME a protocol failure, which must get its verdict
+
+One thread: select() on stdin with the nearest deadline as its timeout, a heap of
+(deadline, sequence, id), time.monotonic_ns() as the clock.
+"""
+import heapq
+import json
+import os
+import select
+import sys
+import time
+
+BUGS = {"early", "lost", "double", "after_cancel", "wrong_result", "pending_list",
+        "die_on_fail"}
+MISBEHAVIOURS = {"garbage", "exit_early", "silent", "unknown_id", "slow", "no_hello",
+                 "bad_hello", "stderr", "second_answer", "fire_after_pending"}
+
+
+def main():
+    opt = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    bug, misbehave = opt.get("bug"), opt.get("misbehave")
+    if bug not in BUGS | {None} or misbehave not in MISBEHAVIOURS | {None}:
+        sys.exit(f"reference_subject.py: unknown --bug or --misbehave in {sys.argv[1:]}")
+    out = sys.stdout
+
+    def send(**msg):
+        out.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        out.flush()
+
+    if misbehave == "no_hello":
+        time.sleep(3600)
+    hello = dict(type="hello", protocol=1, name="reference", version=sys.version.split()[0],
+                 kind="facility", features=["fail"],
+                 promises=["delivery", "exactly_once", "never_early", "accurate_cancel",
+                           "pending_count", "contains_errors"])
+    if misbehave == "bad_hello":
+        hello["promises"] = ["delivery", "virtual_time"]
+    send(**hello)
+    heap, live, seq, requests = [], {}, 0, 0  # live: id -> (deadline, fail)
+    fired_once = set()
+    buf = b""
+    while True:
+        now = time.monotonic_ns()
+        while heap and heap[0][0] <= now:
+            deadline, _, tid = heapq.heappop(heap)
+            if tid not in live:
+                continue  # cancelled
+            _, fail = live.pop(tid)
+            t = time.monotonic_ns()
+            send(type="fired", id=tid, t_ns=t - (2_000_000 if bug == "early" else 0))
+            if bug == "double" and tid % 7 == 0:
+                send(type="fired", id=tid, t_ns=time.monotonic_ns())
+            fired_once.add(tid)
+            if fail:
+                try:
+                    raise RuntimeError(f"timer {tid} fails by design")
+                except RuntimeError as e:
+                    if bug == "die_on_fail":
+                        raise
+                    print(f"reference_subject.py: contained: {e}", file=sys.stderr)
+        timeout = max(0.0, (heap[0][0] - time.monotonic_ns()) / 1e9) if heap else None
+        ready, _, _ = select.select([sys.stdin], [], [], timeout)
+        if not ready:
+            continue
+        chunk = os.read(sys.stdin.fileno(), 65536)
+        if not chunk:
+            return  # tlab went away
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            msg = json.loads(line)
+            requests += 1
+            if misbehave == "exit_early" and requests == 20:
+                print("reference_subject.py: exiting early by design", file=sys.stderr)
+                sys.exit(3)
+            if misbehave == "garbage" and requests == 20:
+                out.write("this is not json\n")
+                out.flush()
+            if misbehave == "silent" and requests == 20:
+                time.sleep(3600)
+            if misbehave == "slow":
+                time.sleep(0.5)
+            if misbehave == "stderr":
+                print(f"reference_subject.py: got {msg['type']}", file=sys.stderr)
+            kind, tid = msg["type"], msg.get("id")
+            if kind == "schedule":
+                t = time.monotonic_ns()
+                deadline = t + max(0, msg["delay_ns"])
+                seq += 1
+                if not (bug == "lost" and tid % 5 == 0):
+                    heapq.heappush(heap, (deadline, seq, tid))
+                live[tid] = (deadline, msg.get("fail", False))
+                send(type="scheduled", id=tid, t_ns=t)
+                if misbehave == "unknown_id" and requests == 20:
+                    send(type="fired", id=tid + 1000000, t_ns=t)
+                if misbehave == "second_answer" and requests == 20:
+                    send(type="scheduled", id=tid, t_ns=t)
+            elif kind == "cancel":
+                was_live = live.pop(tid, None) is not None
+                if bug == "after_cancel" and was_live and tid % 3 == 0:
+                    live[tid] = (0, False)  # says prevented, fires anyway
+                if bug == "wrong_result" and tid in fired_once:
+                    was_live = True
+                send(type="cancelled", id=tid, result="prevented" if was_live else "too_late")
+            elif kind == "shutdown":
+                ids = sorted(live)
+                if bug == "pending_list" and ids:
+                    ids = ids[1:]
+                send(type="pending", ids=ids)
+                if misbehave == "fire_after_pending" and fired_once:
+                    send(type="fired", id=max(fired_once), t_ns=time.monotonic_ns())
+                return
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+// tlab/tool/subjects/exec/exec_session.h: one instance of an exec subject: the
+// subject process of a case, spoken to over docs/protocol.md and offered to the
+// generic driver as a subject ABI instance (TLAB_KIND_FACILITY, TLAB_DRIVE_SELF,
+// TLAB_CLOCK_MONOTONIC; exec_subject.h makes the descriptor).
+//
+//   | ABI call       | what the session does                                          |
+//   |----------------|----------------------------------------------------------------|
+//   | create         | starts the process (exec_process.h), reads its hello (it must  |
+//   |                | equal the probe's), starts the reader thread                  |
+//   | schedule       | writes `schedule {id = cookie}`, waits for `scheduled` (handle |
+//   |                | = id) or `error` (TLAB_EINVAL: nothing was armed)             |
+//   | cancel         | writes `cancel {id}`, waits for `cancelled` (its result) or    |
+//   |                | `error` (TLAB_EINVAL: no claim)                                |
+//   | fired()        | the reader thread calls config->fired(host, id) for each       |
+//   |                | `fired` line, in stdout order                                 |
+//   | destroy        | writes `shutdown`, waits 5 s for `pending` and the exit, kills |
+//   |                | the group, joins the reader                                   |
+//
+// What the session judges itself (into the case's CaseContext):
+//   | finding          | when                                                          |
+//   |------------------|---------------------------------------------------------------|
+//   | protocol_error   | a line read_message refuses; a second hello; an answer no    |
+//   |                  | request awaits; `fired` for an id never scheduled or before   |
+//   |                  | its `scheduled`; `pending` without `shutdown`; any line after |
+//   |                  | `pending`; no `pending` within 5 s of `shutdown`              |
+//   | crash            | stdout closes (the process exits) before `shutdown`           |
+//   | task_exceptions  | after a `fail` timer fired: the process exits, or a schedule  |
+//   |                  | is answered `error` (the failing callback broke the subject)  |
+//   | early_fire       | fired.t_ns < scheduled.t_ns + delay_ns, by the subject's own |
+//   |                  | clock (the pipe cannot hide it)                               |
+//   | conservation     | the `pending` list names a timer that fired or was prevented, |
+//   |                  | or omits one still armed (a cancel that said unknown excuses) |
+// A protocol_error, crash or a death after a failing callback ends the case: the
+// session stops the case (CaseContext::stop), kills the group, and answers every
+// waiting and later call with TLAB_ENOMEM (nothing armed, no claim); ended()
+// then says why, and the driver skips its end-of-case checks (what a dead subject
+// did not deliver is not a lost_timer finding; the death itself is the finding).
+//
+// Time: subject_lateness is fired.t_ns - (scheduled.t_ns + delay_ns), from the
+// subject's own timestamps; pipe_round_trip is a request written to its answer
+// read, on CLOCK_MONOTONIC (both as Latency histograms of the actor "pipe#0").
+//
+// Memory: per live timer (scheduled, neither fired nor prevented) its subject
+// timestamp and delay; per request in flight one waiter. O(live), not O(ops).
+//
+// Ground rules: schedule/cancel from any thread (the driver serialises them unless
+// the hello promised thread_safe: then requests are pipelined); the reader thread
+// is the only one reading stdout; writes are serialised by write_mu_; state by mu_.
+// config->fired is called without holding mu_.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "oracles/oracles.h"
+#include "runner/case_context.h"
+#include "subjects/exec/exec_process.h"
+#include "subjects/exec/exec_protocol.h"
+#include "tlab/subject.h"
+
+namespace tlab::tool::exec {
+
+// What every session of this process shares: the command, the probe's hello,
+// and where findings go (bound once per case child: exec_subject.h).
+struct ExecProgram {
+  std::string spec;               // "exec:..." as given
+  std::vector<std::string> argv;  // split_command of it
+  Hello hello;                    // what the probe read
+  runner::CaseContext* ctx = nullptr;
+  runner::ActorState* pipe_st = nullptr;  // "pipe#0"
+  runner::ActorLog* pipe_log = nullptr;   // its histograms; guarded by the session's stats_mu_
+};
+
+// How long a subject may take to say hello (a JVM compiling a source file on a
+// loaded machine takes seconds): kDefaultHelloLimitS, or the environment's
+// TLAB_HELLO_TIMEOUT_S, a number of seconds from 0.1 to 600 (hello_limit_s
+// returns 0 for anything else, and the probe refuses it: exit 2 naming the
+// variable). And how long it may take to answer `shutdown` with `pending` and exit.
+inline constexpr double kDefaultHelloLimitS = 20;
+double hello_limit_s();
+inline constexpr int kShutdownLimitMs = 5'000;
+
+// read_hello: the first line of `proc`, which must be a hello, within
+// kHelloLimitMs. On false, `key` is "timeout", "crash" or "protocol_error" and
+// `why` a sentence (with the tail of its stderr where that helps).
+bool read_hello(ExecProcess& proc, Hello& hello, std::string& key, std::string& why);
+
+class ExecSession {
+ public:
+  // `started`: a process already started whose hello was read (the probe of the
+  // case child keeps it for the first instance); nullptr: start() starts one.
+  ExecSession(const ExecProgram& program, const tlab_subject_config& config,
+              std::unique_ptr<ExecProcess> started);
+  ~ExecSession();
+  ExecSession(const ExecSession&) = delete;
+  ExecSession& operator=(const ExecSession&) = delete;
+
+  tlab_status start();
+  tlab_status schedule(std::int64_t delay_ns, std::uint64_t id, bool fail, std::uint64_t* handle);
+  tlab_status cancel(std::uint64_t id, std::int32_t* result);
+  void shutdown();  // destroy(): idempotent
+  // ended: why the session ended the case early ("" while it has not).
+  std::string ended();
+
+ private:
+  enum class Kind : std::uint8_t { kSchedule, kCancel };
+  struct Waiter {
+    Kind kind = Kind::kSchedule;
+    std::string line;  // what was sent, for sentences
+    std::uint64_t line_no = 0;  // its number on the subject's stdin
+    std::int64_t sent_ns = 0;
+    bool answered = false;
+    MessageType answer = MessageType::kError;
+    CancelResult result = CancelResult::kUnknown;
+    std::string error;
+  };
+  struct LiveTimer {
+    std::int64_t t_ns = 0;  // scheduled.t_ns
+    std::int64_t delay_ns = 0;
+    bool fail = false;
+    bool unknown = false;  // a cancel said unknown: no claim about it
+  };
+
+  // request: writes `line` and waits for its answer; false once the session ended.
+  bool request(Kind kind, std::uint64_t id, std::string line, Waiter& w);
+  void reader_loop();
+  // dispatch: one message from the reader; returns false when it ended the case.
+  bool dispatch(const Message& m, const std::string& line);
+  bool answer(const Message& m, const std::string& line);
+  bool on_fired(const Message& m, const std::string& line);
+  bool on_pending(const Message& m, const std::string& line);
+  void on_eof();
+  // end: records a violation of `o` with `sentence`, stops the case, wakes every
+  // waiter. Requires mu_ not held.
+  void end(Oracle o, const std::string& sentence);
+  std::string stderr_note() const;
+  std::string at(std::int64_t mono_ns) const;
+  void sample(runner::Latency l, std::int64_t ns);
+
+  const ExecProgram& program_;
+  const tlab_subject_config config_;
+  std::unique_ptr<ExecProcess> proc_;
+  std::thread reader_;
+  std::mutex write_mu_;  // one line at a time on the subject's stdin
+  std::uint64_t lines_out_ = 0;  // write_mu_
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::uint64_t, std::deque<Waiter*>> waiting_;  // mu_: id -> in send order
+  std::unordered_map<std::uint64_t, LiveTimer> live_;               // mu_
+  std::uint64_t max_id_ = 0;           // mu_: the highest id tlab has sent in a schedule
+  std::uint64_t lines_in_ = 0;         // reader only
+  std::uint64_t fail_fired_ = 0;       // mu_: the first `fail` timer that fired (0: none)
+  std::int64_t fail_fired_at_ = 0;     // mu_
+  bool shutdown_sent_ = false;         // mu_
+  bool pending_seen_ = false;          // mu_
+  std::string ended_;                  // mu_: why the case was ended ("": it was not)
+  bool stopped_ = false;               // shutdown() has run (the owning thread only)
+  std::atomic<bool> reader_stop_{false};  // shutdown() tells the reader to return
+  std::mutex proc_mu_;                 // wait_exit: the reader (on_eof) or shutdown()
+  std::mutex stats_mu_;
+};
+
+}  // namespace tlab::tool::exec
