@@ -7,8 +7,8 @@
 // accurate_cancel: Stop "returns true if the call stops the timer, false if the timer has
 // already expired or been stopped"; then "the function f has been started in its own
 // goroutine". thread_safe: only the reader goroutine calls AfterFunc and Stop (Stop's doc
-// forbids concurrent Stops of one Timer). Not promised: fifo_ties (undocumented), contains_errors
-// (a panic ends the program), pending_count (`pending` is this file's own bookkeeping).
+// forbids concurrent Stops of one Timer). Not promised: contains_errors (a panic ends the
+// program), pending_count (`pending` is this file's own bookkeeping).
 package main
 
 import (

@@ -11,10 +11,9 @@
 // from taking place.)" thread_safe: Timer "is thread-safe: multiple threads can share a single
 // Timer object". Not promised: never_early (Timer "does not offer real-time guarantees"; the
 // deadline is "delay + System.currentTimeMillis()", a wall-clock millisecond, so a task armed
-// at x.9 ms for d ms may run at (x+d).0 ms); fifo_ties (undocumented); contains_errors ("If
-// the timer's task execution thread terminates unexpectedly ... any further attempt to
-// schedule a task on the timer will result in an IllegalStateException"); pending_count
-// (`pending` is our own bookkeeping).
+// at x.9 ms for d ms may run at (x+d).0 ms); contains_errors ("If the timer's task execution
+// thread terminates unexpectedly ... any further attempt to schedule a task on the timer will
+// result in an IllegalStateException"); pending_count (`pending` is our own bookkeeping).
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
