@@ -33,7 +33,7 @@ type request struct {
 
 var (
 	start  = time.Now() // t_ns is time.Since(start): Go's monotonic reading
-	mu     sync.Mutex   // guards out and the four maps and flag below; held for a whole line
+	mu     sync.Mutex   // guards out and every variable below; held for a whole line
 	out    = bufio.NewWriter(os.Stdout)
 	timers = map[int64]*time.Timer{} // mu; every id armed
 	armed  = map[int64]bool{}        // mu; neither fired nor stopped
