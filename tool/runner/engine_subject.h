@@ -35,10 +35,17 @@ struct SubjectExtras {
   // is refused (a C callback cannot fail).
   tlab_status (*schedule_failing)(void* self, std::int64_t now_ns, std::int64_t delay_ns,
                                   std::uint64_t cookie, std::uint64_t* handle) = nullptr;
-  // contains_errors: a failing callback harms no other timer. Without it, once a
-  // failing timer has fired, timers due from its deadline on that are never
-  // delivered or refused are counted ("undelivered_after_failure"), not judged.
+  // contains_errors: a failing callback harms no other timer. Without it, a timer
+  // the subject never delivered, or refused, after a failing callback ran is
+  // counted ("undelivered_after_failure", "refused_after_failure"), not judged, if
+  // excused_after_failure says so.
   bool contains_errors = false;
+  // excused_after_failure: whether `cookie`'s timer (still live, or just refused)
+  // is excused: a failing callback has run and the timer had not been overdue by
+  // more than `grace_ns` then, judged on the subject's own clock (tlab's deadlines
+  // start when the request was written, the subject's when it armed the timer; a
+  // slow reader would make tlab's order disagree with the subject's).
+  bool (*excused_after_failure)(void* self, std::uint64_t cookie, std::int64_t grace_ns) = nullptr;
 };
 
 // run_subject_engine: opens ctx.spec().subject (subjects/plugin.h, in this child;

@@ -72,13 +72,13 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
       g->second.fired_cookie = std::max(g->second.fired_cookie, cookie);
     }
   }
-  if (r.fail) failed_from_ = std::min(failed_from_, r.deadline);
   ++fired_;
   settle(cookie, r, Outcome::kFired, now, seq_, nullptr);
 }
 
-bool FacilityCase::excused_by_failure(std::int64_t deadline) const {
-  return !extras_.contains_errors && deadline >= failed_from_;
+bool FacilityCase::excused_by_failure(std::uint64_t cookie) const {
+  return !extras_.contains_errors && extras_.excused_after_failure != nullptr &&
+         extras_.excused_after_failure(calls_.self, cookie, overdue_grace_);
 }
 
 void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
@@ -207,7 +207,6 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
           l.delay = used;
           l.deadline = sat_add(t, used);
           l.aligned = aligned;
-          l.fail = fail;
           l.at_index = live_ids_.size();
           live_ids_.push_back(cookie);
           if (aligned) ++fifo_[{r.st, l.deadline}].unresolved;
@@ -233,12 +232,11 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   }
   const std::string call =
       fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used, cookie, at(t));
-  bool excused = false;
+  const bool excused = excused_by_failure(cookie);
   {
     std::lock_guard lk(mu_);
     auto it = live_.find(cookie);
     if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, seq_, nullptr);
-    excused = excused_by_failure(sat_add(t, used));
   }
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
     ctx_.add("refused");

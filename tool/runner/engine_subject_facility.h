@@ -15,8 +15,8 @@
 //   |              | rearm_probability: a re-arm of its held timer, below)              |
 //   | thrower      | as a scheduler (its own cancel/stale/rearm), through SubjectExtras::|
 //   |              | schedule_failing: each timer's callback fails after it fired; once |
-//   |              | one has fired, a subject without contains_errors is not judged on  |
-//   |              | delivering the timers due from then on (engine_subject.h)          |
+//   |              | one has, a subject without contains_errors is not judged on the    |
+//   |              | timers it then never delivers (SubjectExtras, engine_subject.h)    |
 //   | canceller    | after delay_us, cancel(handle) of a random outstanding timer, or   |
 //   |              | with stale_probability a stale cancel                              |
 //   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
@@ -147,7 +147,6 @@ class FacilityCase {
     std::uint64_t too_late_seq = 0;  // and the step it returned in
     const std::string* too_late_by = nullptr;
     bool unknown = false;  // a cancel said UNKNOWN: no claim, excused
-    bool fail = false;     // a thrower's: its callback fails after firing (SubjectExtras)
     std::size_t at_index = 0;  // index in live_ids_
   };
   struct FifoGroup {
@@ -242,10 +241,10 @@ class FacilityCase {
   // the drain's lost_timer findings, not a reason to stall until the watchdog).
   // O(live) when at the cap, O(1) otherwise.
   bool blocked_by_pending();
-  // excused_by_failure: requires mu_. Whether a timer due at `deadline` that was
-  // never delivered (or was refused) is not judged: a failing callback has fired,
-  // due no later than it, and the subject does not promise contains_errors.
-  bool excused_by_failure(std::int64_t deadline) const;
+  // excused_by_failure: whether `cookie`'s timer, never delivered (or refused), is
+  // not judged: the subject does not promise contains_errors and its extras
+  // excuse it (SubjectExtras::excused_after_failure, engine_subject.h).
+  bool excused_by_failure(std::uint64_t cookie) const;
 
   // ---- engine_subject_facility_end.cc: the run and its end ----
   void build_actors();
@@ -287,8 +286,6 @@ class FacilityCase {
   std::uint64_t armed_ = 0, fired_ = 0, prevented_ = 0;  // mu_
   std::uint64_t unknown_open_ = 0;  // mu_: live timers with an UNKNOWN cancel
   std::uint64_t disowned_ = 0;      // mu_: live timers with a TOO_LATE or UNKNOWN cancel
-  // mu_: the earliest deadline of a failing timer that fired (INT64_MAX: none yet)
-  std::int64_t failed_from_ = INT64_MAX;
   bool destroyed_ = false;          // mu_: destroy() has returned
   std::uint64_t seq_ = 0;  // mu_: one step per fire and per cancel call begun or returned
   std::int64_t reported_gap_ = 0;   // mu_: the last conservation gap reported

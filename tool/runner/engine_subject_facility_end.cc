@@ -208,7 +208,7 @@ void FacilityCase::drain_and_check() {
                                    "{}, but the timer (due {}) had not fired by {}",
                                    *l.too_late_by, l.handle, cookie, at(l.too_late_at),
                                    at(l.deadline), at(now)));
-      } else if (!l.unknown && l.deadline <= target && excused_by_failure(l.deadline)) {
+      } else if (!l.unknown && l.deadline <= target && excused_by_failure(cookie)) {
         ctx_.add("undelivered_after_failure");
       } else if (!l.unknown && l.deadline <= target) {
         ctx_.violation(Oracle::kLostTimer,

@@ -42,6 +42,15 @@ void ExecSession::sample(runner::Latency l, std::int64_t ns) {
   program_.pipe_log->sample(l, ns);
 }
 
+bool ExecSession::excused_after_failure(std::uint64_t id, std::int64_t grace_ns) {
+  std::lock_guard lk(mu_);
+  if (fail_fired_ == 0) return false;
+  auto it = live_.find(id);
+  if (it == live_.end()) return true;  // refused (its schedule was answered `error`)
+  const std::int64_t due = runner::sat_add(it->second.t_ns, it->second.delay_ns);
+  return due > runner::sat_add(fail_fired_t_ns_, -grace_ns);
+}
+
 std::string ExecSession::ended() {
   std::lock_guard lk(mu_);
   return ended_;
@@ -319,6 +328,7 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
     if (t.fail && fail_fired_ == 0) {
       fail_fired_ = m.id;
       fail_fired_at_ = monotonic_ns();
+      fail_fired_t_ns_ = m.t_ns;
     }
     lk.unlock();
     const std::int64_t due = runner::sat_add(t.t_ns, t.delay_ns);

@@ -108,6 +108,10 @@ class ExecSession {
   void shutdown();  // destroy(): idempotent
   // ended: why the session ended the case early ("" while it has not).
   std::string ended();
+  // excused_after_failure: a failing callback has fired, and `id` is a timer the
+  // session holds whose deadline on the subject's clock had not passed by more
+  // than `grace_ns` when that callback fired, or one refused (SubjectExtras).
+  bool excused_after_failure(std::uint64_t id, std::int64_t grace_ns);
 
  private:
   enum class Kind : std::uint8_t { kSchedule, kCancel };
@@ -158,7 +162,8 @@ class ExecSession {
   std::uint64_t max_id_ = 0;           // mu_: the highest id tlab has sent in a schedule
   std::uint64_t lines_in_ = 0;         // reader only
   std::uint64_t fail_fired_ = 0;       // mu_: the first `fail` timer that fired (0: none)
-  std::int64_t fail_fired_at_ = 0;     // mu_
+  std::int64_t fail_fired_at_ = 0;     // mu_: on tlab's clock
+  std::int64_t fail_fired_t_ns_ = 0;   // mu_: its fired.t_ns (the subject's clock)
   bool shutdown_sent_ = false;         // mu_
   bool pending_seen_ = false;          // mu_
   std::string ended_;                  // mu_: why the case was ended ("": it was not)

@@ -62,6 +62,9 @@ tlab_status schedule_failing_cb(void* self, std::int64_t, std::int64_t delay_ns,
 tlab_status cancel_cb(void* self, std::uint64_t handle, std::int32_t* result) {
   return session(self)->cancel(handle, result);
 }
+bool excused_cb(void* self, std::uint64_t cookie, std::int64_t grace_ns) {
+  return session(self)->excused_after_failure(cookie, grace_ns);
+}
 
 // command_of: what follows "exec:", split into argv; false with `error`.
 bool command_of(const std::string& spec, std::vector<std::string>& argv, std::string& error) {
@@ -206,6 +209,7 @@ runner::SubjectExtras extras_of(const SubjectFacts& f) {
   if (f.command.empty()) return x;
   if (f.can_fail) x.schedule_failing = &schedule_failing_cb;
   x.contains_errors = f.promises.has(Promise::kContainsErrors);
+  x.excused_after_failure = &excused_cb;
   return x;
 }
 
@@ -217,6 +221,7 @@ runner::SubjectExtras bind_exec_case(runner::CaseContext& ctx) {
   runner::SubjectExtras x;
   if (g_program.hello.can_fail) x.schedule_failing = &schedule_failing_cb;
   x.contains_errors = g_program.hello.promises.has(Promise::kContainsErrors);
+  x.excused_after_failure = &excused_cb;
   return x;
 }
 
