@@ -5,6 +5,11 @@ tlab's own tests run it three ways:
   reference_subject.py                  correct: every promise kept; tlab check passes
   reference_subject.py --bug=NAME       a timer bug, which one oracle must catch
   reference_subject.py --misbehave=NAME a protocol failure, which must get its verdict
+and with two options that change nothing it says on stdout:
+  --tag=TEXT   ignored: a marker in its command line, so that a test can find its
+               processes in /proc (tests/e2e/exec_test.cc: none outlives tlab)
+  --helpers=N  forks N processes that sleep until killed, holding the pipes as a
+               runtime's helpers would: only killing the process group ends them
 
 One thread: select() on stdin with the nearest deadline as its timeout, a heap of
 (deadline, sequence, id), time.monotonic_ns() as the clock.
@@ -22,11 +27,22 @@ MISBEHAVIOURS = {"garbage", "exit_early", "silent", "unknown_id", "slow", "no_he
                  "bad_hello", "stderr", "second_answer", "fire_after_pending"}
 
 
+OPTIONS = {"bug", "misbehave", "tag", "helpers"}
+
+
 def main():
-    opt = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+    args = sys.argv[1:]
+    opt = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
     bug, misbehave = opt.get("bug"), opt.get("misbehave")
-    if bug not in BUGS | {None} or misbehave not in MISBEHAVIOURS | {None}:
-        sys.exit(f"reference_subject.py: unknown --bug or --misbehave in {sys.argv[1:]}")
+    if (len(opt) != len(args) or not set(opt) <= OPTIONS or bug not in BUGS | {None}
+            or misbehave not in MISBEHAVIOURS | {None} or not opt.get("helpers", "0").isdigit()):
+        sys.exit(f"reference_subject.py: bad arguments {args}: "
+                 f"--bug=<{'|'.join(sorted(BUGS))}>, --misbehave=<{'|'.join(sorted(MISBEHAVIOURS))}>, "
+                 "--tag=TEXT, --helpers=N")
+    for _ in range(int(opt.get("helpers", "0"))):
+        if os.fork() == 0:
+            time.sleep(3600)
+            os._exit(0)
     out = sys.stdout
 
     def send(**msg):
@@ -44,6 +60,7 @@ def main():
     send(**hello)
     heap, live, seq, requests = [], {}, 0, 0  # live: id -> (deadline, fail)
     fired_once = set()
+    misbehaved = False  # unknown_id, second_answer: done once
     buf = b""
     while True:
         now = time.monotonic_ns()
@@ -97,10 +114,14 @@ def main():
                     heapq.heappush(heap, (deadline, seq, tid))
                 live[tid] = (deadline, msg.get("fail", False))
                 send(type="scheduled", id=tid, t_ns=t)
-                if misbehave == "unknown_id" and requests == 20:
-                    send(type="fired", id=tid + 1000000, t_ns=t)
-                if misbehave == "second_answer" and requests == 20:
-                    send(type="scheduled", id=tid, t_ns=t)
+                # At the first schedule from the 20th request on: which request is
+                # the 20th (a schedule or a cancel) depends on how tlab's threads ran.
+                if requests >= 20 and not misbehaved:
+                    misbehaved = True
+                    if misbehave == "unknown_id":
+                        send(type="fired", id=tid + 1000000, t_ns=t)
+                    if misbehave == "second_answer":
+                        send(type="scheduled", id=tid, t_ns=t)
             elif kind == "cancel":
                 was_live = live.pop(tid, None) is not None
                 if bug == "after_cancel" and was_live and tid % 3 == 0:

@@ -1,0 +1,316 @@
+// End-to-end tests of `--subject exec:CMD` (docs/protocol.md): the real tlab binary
+// against tests/exec/reference_subject.py, a correct subject in Python with seeded
+// timer bugs (--bug=NAME) and protocol misbehaviours (--misbehave=NAME). The correct
+// subject passes the built-in suite; each bug is caught by its oracle; each
+// misbehaviour gets the verdict docs/protocol.md gives it and ends within its
+// budget; a command that cannot be run is exit 2 naming --subject; and no process
+// of the subject's group outlives tlab.
+//
+// Cost: about 45 s on 2 cores; the silent and slow subjects each wait out the 4 s
+// budget of tests/exec/short_races.json, so every case here runs that scenario
+// (or throwing_tasks, the one built-in scenario with the thrower role).
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using tlab::testing::CliResult;
+
+const std::string kSource = TLAB_SOURCE_DIR;
+const std::string kShortRaces = kSource + "/tests/exec/short_races.json";
+const std::string kThrowingTasks = kSource + "/scenarios/throwing_tasks.json";
+constexpr double kShortRacesBudgetS = 4;  // short_races.json: run.budget_s
+// The hello limit every run here gets (TLAB_HELLO_TIMEOUT_S): no_hello waits it out.
+constexpr double kHelloLimitS = 1;
+// A sanity bound on a run's wall time, not a measurement: a run that takes longer
+// than its budget (or hello limit) plus this has hung somewhere.
+constexpr double kSlackS = 10;
+
+// The reference subject with `flags`, as a --subject value.
+std::string subject(const std::string& flags) {
+  return "exec:" + tlab::testing::shell_quote(kSource + "/tests/exec/reference_subject.py") +
+         (flags.empty() ? "" : " " + flags);
+}
+
+// The pids of processes whose command line holds `marker`, other than this one.
+std::vector<pid_t> processes_with(const std::string& marker) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(name);
+    if (pid == ::getpid()) continue;
+    std::string cmdline = tlab::testing::slurp(e.path() / "cmdline");  // "" once it is gone
+    for (char& c : cmdline) c = c == '\0' ? ' ' : c;
+    if (cmdline.find(marker) != std::string::npos) found.push_back(pid);
+  }
+  return found;
+}
+
+class ExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // The pid keeps two runs of this test on one machine out of each other's way.
+    scratch_ = fs::temp_directory_path() /
+               ("tlab-exec-" + std::to_string(::getpid()) + "-" +
+                std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(scratch_);
+    fs::create_directories(scratch_);
+    ::setenv("TLAB_HELLO_TIMEOUT_S", "1", 1);  // kHelloLimitS; the child inherits it
+  }
+  void TearDown() override {
+    ::unsetenv("TLAB_HELLO_TIMEOUT_S");
+    fs::remove_all(scratch_);
+  }
+  // tlab(args): runs tlab; `seconds` gets its wall time.
+  CliResult tlab(const std::vector<std::string>& args, double* seconds = nullptr) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CliResult r = tlab::testing::run_tlab(TLAB_BIN, args, scratch_);
+    if (seconds != nullptr)
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  }
+  // report(res): the --json report on stdout; an empty object (and a failure) if none.
+  static json report(const CliResult& res) {
+    json doc = json::parse(res.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(doc.is_object() && doc.contains("cases")) << res.out << res.err;
+    return doc.is_object() && doc.contains("cases") ? doc : json{{"cases", json::array()}};
+  }
+  // leftovers_of(flags, code): runs short_races on the reference subject with
+  // `flags` and a unique --tag (tlab must exit with `code`); "" if no process with
+  // the tag is left once tlab has exited, else one line per leftover (which it kills).
+  std::string leftovers_of(const std::string& flags, int code) {
+    const std::string tag =
+        "--tag=exec_test-" + std::to_string(::getpid()) + "-" + std::to_string(runs_++);
+    const CliResult res =
+        tlab({"check", "--subject", subject(flags + " " + tag), kShortRaces, "--json"});
+    EXPECT_EQ(res.code, code) << res.out << res.err;
+    // A process SIGKILLed just before tlab exited may take a moment to be gone.
+    std::vector<pid_t> left = processes_with(tag);
+    for (int i = 0; i < 100 && !left.empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      left = processes_with(tag);
+    }
+    std::string lines;
+    for (const pid_t pid : left) {
+      // /proc/PID/stat: "pid (comm) state ppid pgrp ..."
+      const std::string stat = tlab::testing::slurp("/proc/" + std::to_string(pid) + "/stat");
+      std::istringstream rest(stat.substr(stat.rfind(')') + 1));
+      char state = '?';
+      long parent = 0, group = 0;
+      rest >> state >> parent >> group;
+      lines += "pid " + std::to_string(pid) + " (parent " + std::to_string(parent) + ", group " +
+               std::to_string(group) + ") " + tag + "\n";
+      ::kill(pid, SIGKILL);  // not left to sleep for an hour
+    }
+    return lines;
+  }
+  fs::path scratch_;
+  int runs_ = 0;
+};
+
+// The correct subject passes every built-in scenario that applies to a facility,
+// throwing_tasks among them, and the report names the subject and what it promised.
+TEST_F(ExecTest, ReferenceSubjectPassesTheBuiltinSuite) {
+  const std::string spec = subject("");
+  const CliResult res = tlab({"check", "--subject", spec, "--json"});
+  EXPECT_EQ(res.code, 0) << res.err;
+  const json doc = report(res);
+  ASSERT_GE(doc["cases"].size(), 6u) << res.out;
+  std::set<std::string> scenarios;
+  for (const json& c : doc["cases"]) {
+    scenarios.insert(c.value("scenario", ""));
+    EXPECT_EQ(c["verdict"], "pass") << c.dump();
+    EXPECT_EQ(c["subject_spec"], spec);
+    EXPECT_EQ(c["subject"], "reference");
+    EXPECT_EQ(c["promises_judged"], json({"delivery", "exactly_once", "never_early",
+                                          "accurate_cancel", "pending_count", "contains_errors"}))
+        << c.dump();
+  }
+  EXPECT_TRUE(scenarios.count("throwing_tasks")) << res.out;
+  EXPECT_TRUE(scenarios.count("facility_races")) << res.out;
+}
+
+struct SeededBug {
+  const char* bug;
+  const char* oracle;   // must find it
+  const char* also;     // a finding the bug may cause as well ("" if none)
+  const char* example;  // a phrase of the oracle's first example
+};
+
+// Each seeded timer bug is caught by its own oracle, in a case that fails, and no
+// oracle reports anything the bug cannot cause (no protocol_error, no crash).
+TEST_F(ExecTest, EachSeededBugIsCaughtByItsOracle) {
+  const SeededBug bugs[] = {
+      {"early", "early_fire", "", "by the subject's own clock"},
+      {"lost", "lost_timer", "", "neither fired nor prevented"},
+      {"double", "double_resume", "", "fired twice"},
+      // A cancel that says prevented and leaves the timer armed lets a second
+      // cancel of it say prevented too: wrong_result.
+      {"after_cancel", "fired_after_cancel", "wrong_result", "had returned TLAB_CANCEL_PREVENTED"},
+      {"wrong_result", "wrong_result", "", "returned PREVENTED"},
+      {"pending_list", "conservation", "", "the pending list omits id"},
+      // Only throwing_tasks sends `fail` timers.
+      {"die_on_fail", "task_exceptions", "", "a failing callback took the subject down"},
+  };
+  for (const SeededBug& b : bugs) {
+    SCOPED_TRACE(b.bug);
+    const CliResult res = tlab({"check", "--subject", subject(std::string("--bug=") + b.bug),
+                                kShortRaces, kThrowingTasks, "--json"});
+    EXPECT_EQ(res.code, 1) << res.err;
+    const json doc = report(res);
+    bool caught = false;
+    for (const json& c : doc["cases"]) {
+      for (const auto& [key, v] : c["violations"].items()) {
+        EXPECT_TRUE(key == b.oracle || key == b.also) << key << " in " << c.dump();
+        if (key != b.oracle || v["count"].get<int>() == 0) continue;
+        caught = true;
+        EXPECT_EQ(c["verdict"], "fail") << c.dump();
+        EXPECT_NE(v["first_example"].get<std::string>().find(b.example), std::string::npos)
+            << v.dump();
+      }
+    }
+    EXPECT_TRUE(caught) << b.oracle << " found nothing: " << res.out;
+  }
+}
+
+struct Misbehaviour {
+  const char* mode;
+  int code;             // tlab's exit code
+  const char* verdict;  // of the one case; "" for exit 2 (no case runs)
+  const char* oracle;   // its only violation; "" for none
+  const char* says;     // a pattern (ECMAScript) in the first example, the message, or stderr
+};
+
+// Each protocol misbehaviour gets the verdict docs/protocol.md gives it, with the
+// subject's line or the unanswered request named, and every run ends within its
+// budget (a sanity bound, not a measurement).
+TEST_F(ExecTest, EachMisbehaviourGetsItsVerdict) {
+  const Misbehaviour rows[] = {
+      {"garbage", 1, "fail", "protocol_error", "^line [0-9]+ `this is not json`: /: not JSON"},
+      {"unknown_id", 1, "fail", "protocol_error",
+       "^line [0-9]+ `.*`: fired id [0-9]+, which tlab never scheduled"},
+      // The second `scheduled` may find a cancel of that id awaiting its answer:
+      // "scheduled answers line N `{cancel}`, which is a cancel".
+      {"second_answer", 1, "fail", "protocol_error",
+       "^line [0-9]+ `\\{\"type\":\"scheduled\".*`: scheduled (for id [0-9]+, but no request "
+       "for id [0-9]+ awaits|answers line [0-9]+ .*, which is a cancel)"},
+      {"fire_after_pending", 1, "fail", "protocol_error",
+       "^line [0-9]+ `.*`: fired after `pending`"},
+      {"exit_early", 1, "fail", "crash",
+       "exit status 3\\); the last lines of its stderr:\nreference_subject.py: exiting early by "
+       "design"},
+      // The 20th request is never answered.
+      {"silent", 3, "timeout", "", "no answer after 1\\.000s to line 20 `\\{\"type\":"},
+      // Each answer takes 0.5 s: the budget runs out with one request in flight.
+      {"slow", 3, "timeout", "", "budget of 4s expired[\\s\\S]*pipe#0: waiting on 0x[0-9a-f]+ for"},
+      {"stderr", 0, "pass", "", "^engine subject reference"},
+      {"no_hello", 2, "", "", "--subject exec:.*: timeout: no hello within 1 s"},
+      {"bad_hello", 2, "", "",
+       "--subject exec:.*: protocol_error: line 1 `.*`: /promises/1: "
+       "value \"virtual_time\" is not one of the allowed values"},
+  };
+  for (const Misbehaviour& m : rows) {
+    SCOPED_TRACE(m.mode);
+    double seconds = 0;
+    const CliResult res = tlab({"check", "--subject", subject(std::string("--misbehave=") + m.mode),
+                                kShortRaces, "--json"},
+                               &seconds);
+    EXPECT_EQ(res.code, m.code) << res.out << res.err;
+    const std::regex says(m.says);
+    if (m.code == 2) {
+      EXPECT_LT(seconds, kHelloLimitS + kSlackS);
+      EXPECT_EQ(res.out, "") << "nothing may run";
+      EXPECT_TRUE(std::regex_search(res.err, says)) << res.err;
+      continue;
+    }
+    EXPECT_LT(seconds, kShortRacesBudgetS + kSlackS);
+    const json doc = report(res);
+    if (doc["cases"].size() != 1u) {
+      ADD_FAILURE() << "one case expected: " << res.out;
+      continue;
+    }
+    const json& c = doc["cases"][0];
+    EXPECT_EQ(c["verdict"], m.verdict) << c.dump();
+    // The oracle's first example, or the case's message when there is no finding.
+    std::string text = c.value("message", "");
+    if (*m.oracle == '\0') {
+      EXPECT_TRUE(c["violations"].empty()) << c.dump();
+    } else if (c["violations"].size() != 1u || !c["violations"].contains(m.oracle)) {
+      ADD_FAILURE() << "only " << m.oracle << " expected: " << c.dump();
+      continue;
+    } else {
+      EXPECT_GT(c["violations"][m.oracle]["count"].get<int>(), 0);
+      text = c["violations"][m.oracle]["first_example"].get<std::string>();
+    }
+    EXPECT_TRUE(std::regex_search(text, says)) << text;
+  }
+}
+
+// A command that cannot be run (missing, not found in PATH, not executable, a
+// directory, unbalanced quotes, a command substitution, nothing) is exit 2 naming
+// --subject and why, before any case runs.
+TEST_F(ExecTest, UnrunnableCommandIsExit2NamingTheFlag) {
+  struct Case {
+    std::string spec, says;
+  } cases[] = {
+      {"exec:" + (scratch_ / "missing").string(), "No such file or directory"},
+      {"exec:tlab_exec_test_no_such_command", "not found in PATH"},
+      {"exec:" + kSource + "/docs/protocol.md", "not executable"},
+      {"exec:" + kSource + "/tests/exec", "not a regular file"},
+      {subject("'--tag=unbalanced"), "unbalanced quote"},
+      {subject("$(touch " + (scratch_ / "ran").string() + ")"), "command substitution"},
+      {"exec:", "no command after exec:"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    const CliResult res = tlab({"check", "--subject", c.spec, kShortRaces, "--json"});
+    EXPECT_EQ(res.code, 2) << res.err;
+    EXPECT_NE(res.err.find("--subject " + c.spec + ": "), std::string::npos) << res.err;
+    EXPECT_NE(res.err.find(c.says), std::string::npos) << res.err;
+    EXPECT_EQ(res.out, "") << "nothing may run";
+  }
+  EXPECT_FALSE(fs::exists(scratch_ / "ran")) << "tlab ran a command substitution";
+}
+
+// No subject process outlives tlab: after a case that timed out waiting for an
+// answer, or timed out while slow, its process is gone.
+TEST_F(ExecTest, NoSubjectProcessOutlivesTlab) {
+  for (const char* mode : {"--misbehave=silent", "--misbehave=slow"}) {
+    SCOPED_TRACE(mode);
+    EXPECT_EQ(leftovers_of(mode, 3), "");
+  }
+}
+
+// No process of the subject's group outlives tlab either, when the subject has
+// forked helpers that hold its pipes (a JVM's, a shell's children): only a kill of
+// the whole group ends those, after the probe, a case that passed, or a timeout.
+TEST_F(ExecTest, NoProcessOfTheSubjectsGroupOutlivesTlab) {
+  for (const auto& [mode, code] :
+       {std::pair{"", 0}, {"--misbehave=silent", 3}, {"--misbehave=slow", 3}}) {
+    SCOPED_TRACE(mode);
+    EXPECT_EQ(leftovers_of(std::string(mode) + " --helpers=2", code), "");
+  }
+}
+
+}  // namespace
