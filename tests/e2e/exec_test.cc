@@ -220,6 +220,9 @@ TEST_F(ExecTest, EachMisbehaviourGetsItsVerdict) {
       {"exit_early", 1, "fail", "crash",
        "exit status 3\\); the last lines of its stderr:\nreference_subject.py: exiting early by "
        "design"},
+      // The leader exits while a process it forked still holds its stdout open: its
+      // exit, not the end of the pipe, is the crash.
+      {"exit_early --helpers=1", 1, "fail", "crash", "exit status 3\\)"},
       // The 20th request is never answered.
       {"silent", 3, "timeout", "", "no answer after 1\\.000s to line 20 `\\{\"type\":"},
       // Each answer takes 0.5 s: the budget runs out with one request in flight.

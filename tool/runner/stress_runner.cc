@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.h"
+#include "base/process_groups.h"
 #include "oracles/oracles.h"
 #include "runner/case_context.h"
 #include "runner/engine_subject.h"
@@ -115,6 +116,7 @@ void set_rescue_hook(std::function<void(std::size_t)> hook) {
   write_all(g_result_fd, j.dump());
   ::close(g_result_fd);
   std::fflush(stderr);
+  groups_kill_owned(::getpid());  // an exec subject's group, if the case did not end it
   ::_exit(0);
 }
 
@@ -270,6 +272,7 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   std::fflush(stderr);
   const auto start = std::chrono::steady_clock::now();
   const pid_t parent = ::getpid();
+  groups_init();  // before the fork: the child records its subjects' groups there
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(pipefd[0]);
@@ -323,6 +326,9 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  // A child killed here (or one that died) ran no cleanup: end the process groups
+  // it started (exec subjects and whatever they forked).
+  groups_kill_owned(pid);
   result.duration_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string captured = read_all(errfd);

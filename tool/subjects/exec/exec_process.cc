@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "base/process_groups.h"
 #include "runner/engine_subject_calls.h"
 
 namespace tlab::tool::exec {
@@ -94,10 +95,12 @@ std::vector<std::string> split_command(const std::string& command, std::string& 
 }
 
 ExecProcess::~ExecProcess() {
-  if (pid_ > 0 && !reaped_) {
+  if (pid_ > 0) {
+    // Always: a leader that exited (and was reaped) may have left its group behind.
     kill_group();
+    groups_remove(pid_);
     std::string how;
-    wait_exit(5000, how);
+    if (!reaped_) wait_exit(5000, how);
   }
   close_fd(in_);
   close_fd(out_);
@@ -165,6 +168,7 @@ bool ExecProcess::start(const std::vector<std::string>& argv, std::string& error
   // Both sides set the group (whoever runs first), so kill_group never misses it.
   ::setpgid(pid, pid);
   pid_ = pid;
+  groups_add(pid);  // for a case child that _exits, or is killed, before the destructor
   ::close(to_child[0]);
   ::close(from_child[1]);
   ::close(status_pipe[1]);

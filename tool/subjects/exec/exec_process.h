@@ -19,6 +19,9 @@
 // good, the CLI's probe while it lasts), so that a subject that died makes
 // write_line return false, not kill tlab; the subject gets the default back.
 //
+// The group is recorded in base/process_groups.h while the process lives, so a
+// case child that _exits at its budget (or is killed) still has it killed.
+//
 // Cost: one fork per process; read_line is one poll(2) + read(2) per 64 KiB.
 // Ground rules: read_line from one thread at a time (the session's reader);
 // write_line from any thread, serialised by the caller; start and wait_exit from

@@ -211,6 +211,18 @@ void ExecSession::reader_loop() {
         proc_->read_line(line, monotonic_ns() + 100'000'000, kMaxLineBytes);
     if (r == ExecProcess::Read::kTimeout) {
       if (reader_stop_.load(std::memory_order::acquire)) return;  // pairs with shutdown()
+      // A leader that exited while something it forked still holds its stdout
+      // never closes it: its exit is the end all the same.
+      bool gone = false;
+      {
+        std::lock_guard pl(proc_mu_);
+        std::string how;
+        gone = proc_->wait_exit(0, how);
+      }
+      if (gone) {
+        on_eof();
+        return;
+      }
       continue;
     }
     if (r == ExecProcess::Read::kEof) {
