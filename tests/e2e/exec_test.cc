@@ -273,6 +273,32 @@ TEST_F(ExecTest, EachMisbehaviourGetsItsVerdict) {
 // A command that cannot be run (missing, not found in PATH, not executable, a
 // directory, unbalanced quotes, a command substitution, nothing) is exit 2 naming
 // --subject and why, before any case runs.
+// A subject that promises thread_safe gets several senders at once (requests
+// pipelined: max_in_flight above 1) and still passes, and a seeded bug is still
+// caught under pipelining; without the promise there is never more than one request
+// in flight.
+TEST_F(ExecTest, ThreadSafeSubjectsArePipelinedOthersSerialised) {
+  auto max_in_flight = [](const json& doc) {
+    std::uint64_t most = 0;
+    for (const json& c : doc["cases"]) {
+      most = std::max<std::uint64_t>(most, c["counters"].value("max_in_flight", 0));
+    }
+    return most;
+  };
+  const CliResult safe = tlab({"check", "--subject", subject("--thread-safe"), kShortRaces,
+                               kThrowingTasks, "--json"});
+  ASSERT_EQ(safe.code, 0) << safe.out << safe.err;
+  EXPECT_GE(max_in_flight(report(safe)), 2u) << safe.out;
+  const CliResult serial =
+      tlab({"check", "--subject", subject(""), kShortRaces, kThrowingTasks, "--json"});
+  ASSERT_EQ(serial.code, 0) << serial.out << serial.err;
+  EXPECT_EQ(max_in_flight(report(serial)), 1u) << serial.out;
+  const CliResult buggy = tlab({"check", "--subject", subject("--thread-safe --bug=wrong_result"),
+                                kShortRaces, "--json"});
+  EXPECT_EQ(buggy.code, 1) << buggy.out << buggy.err;
+  EXPECT_TRUE(report(buggy)["cases"][0]["violations"].contains("wrong_result")) << buggy.out;
+}
+
 TEST_F(ExecTest, UnrunnableCommandIsExit2NamingTheFlag) {
   struct Case {
     std::string spec, says;

@@ -5,7 +5,9 @@ tlab's own tests run it three ways:
   reference_subject.py                  correct: every promise kept; tlab check passes
   reference_subject.py --bug=NAME       a timer bug, which one oracle must catch
   reference_subject.py --misbehave=NAME a protocol failure, which must get its verdict
-and with two options that change nothing it says on stdout:
+and with options:
+  --thread-safe  promise thread_safe too: tlab's senders then pipeline requests
+               (one thread serves them in order, which the protocol allows)
   --tag=TEXT   ignored: a marker in its command line, so that a test can find its
                processes in /proc (tests/e2e/exec_test.cc: none outlives tlab)
   --helpers=N  forks N processes that sleep until killed, holding the pipes as a
@@ -27,18 +29,19 @@ MISBEHAVIOURS = {"garbage", "exit_early", "silent", "unknown_id", "slow", "no_he
                  "bad_hello", "stderr", "second_answer", "fire_after_pending"}
 
 
-OPTIONS = {"bug", "misbehave", "tag", "helpers"}
+OPTIONS = {"bug", "misbehave", "tag", "helpers", "thread-safe"}
 
 
 def main():
     args = sys.argv[1:]
-    opt = dict(a[2:].split("=", 1) for a in args if a.startswith("--") and "=" in a)
+    opt = dict(a[2:].split("=", 1) if "=" in a else (a[2:], "") for a in args
+               if a.startswith("--"))
     bug, misbehave = opt.get("bug"), opt.get("misbehave")
     if (len(opt) != len(args) or not set(opt) <= OPTIONS or bug not in BUGS | {None}
             or misbehave not in MISBEHAVIOURS | {None} or not opt.get("helpers", "0").isdigit()):
         sys.exit(f"reference_subject.py: bad arguments {args}: "
                  f"--bug=<{'|'.join(sorted(BUGS))}>, --misbehave=<{'|'.join(sorted(MISBEHAVIOURS))}>, "
-                 "--tag=TEXT, --helpers=N")
+                 "--tag=TEXT, --helpers=N, --thread-safe")
     for _ in range(int(opt.get("helpers", "0"))):
         if os.fork() == 0:
             time.sleep(3600)
@@ -55,6 +58,8 @@ def main():
                  kind="facility", features=["fail"],
                  promises=["delivery", "exactly_once", "never_early", "accurate_cancel",
                            "pending_count", "contains_errors"])
+    if "thread-safe" in opt:
+        hello["promises"].append("thread_safe")
     if misbehave == "bad_hello":
         hello["promises"] = ["delivery", "virtual_time"]
     send(**hello)

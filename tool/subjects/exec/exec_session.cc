@@ -151,6 +151,7 @@ bool ExecSession::request(Kind kind, std::uint64_t id, std::string line, Waiter&
       w.line_no = ++lines_out_;
       w.sent_ns = monotonic_ns();
       waiting_[id].push_back(&w);
+      max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
       if (kind == Kind::kSchedule) max_id_ = std::max(max_id_, id);
     }
     w.line = line;
@@ -176,6 +177,7 @@ bool ExecSession::request(Kind kind, std::uint64_t id, std::string line, Waiter&
       std::erase(it->second, &w);
       if (it->second.empty()) waiting_.erase(it);
     }
+    --in_flight_;
     return false;
   }
   lk.unlock();
@@ -290,6 +292,7 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   }
   it->second.pop_front();
   if (it->second.empty()) waiting_.erase(it);
+  --in_flight_;
   const std::int64_t now = monotonic_ns();
   w.answered = true;
   w.answer = m.type;
@@ -478,6 +481,12 @@ void ExecSession::shutdown() {
   }
   std::lock_guard pl(proc_mu_);
   proc_->wait_exit(kShutdownLimitMs, how);
+  {
+    std::lock_guard lk(mu_);
+    // How many requests were ever in flight at once: 1 unless the subject promised
+    // thread_safe and tlab's senders pipelined.
+    program_.ctx->set_counter("max_in_flight", max_in_flight_);
+  }
   // stderr is the subject's to use (logs, a runtime's report of a failing
   // callback) and never judged; the report says how much there was, and its last
   // line, so a reader knows where to look.

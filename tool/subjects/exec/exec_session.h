@@ -160,6 +160,8 @@ class ExecSession {
   std::unordered_map<std::uint64_t, std::deque<Waiter*>> waiting_;  // mu_: id -> in send order
   std::unordered_map<std::uint64_t, LiveTimer> live_;               // mu_
   std::uint64_t max_id_ = 0;           // mu_: the highest id tlab has sent in a schedule
+  std::uint64_t in_flight_ = 0;        // mu_: requests awaiting their answer
+  std::uint64_t max_in_flight_ = 0;    // mu_: the most at once (counter "max_in_flight")
   std::uint64_t lines_in_ = 0;         // reader only
   std::uint64_t fail_fired_ = 0;       // mu_: the first `fail` timer that fired (0: none)
   std::int64_t fail_fired_at_ = 0;     // mu_: on tlab's clock
