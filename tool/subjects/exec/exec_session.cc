@@ -143,6 +143,10 @@ tlab_status ExecSession::start() {
 
 bool ExecSession::request(Kind kind, std::uint64_t id, std::string line, Waiter& w) {
   w.kind = kind;
+  // Filled before mu_ publishes the waiter to the reader (the pipe orders the
+  // answer after the write, but that order is not one the memory model sees).
+  w.line = line;
+  w.line.pop_back();  // the "\n"
   {
     std::lock_guard wl(write_mu_);
     {
@@ -154,8 +158,6 @@ bool ExecSession::request(Kind kind, std::uint64_t id, std::string line, Waiter&
       max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
       if (kind == Kind::kSchedule) max_id_ = std::max(max_id_, id);
     }
-    w.line = line;
-    w.line.pop_back();  // the "\n"
     // A broken pipe means the process is gone: the reader sees its stdout close
     // and ends the case with what it can tell (the exit status, stderr).
     (void)proc_->write_line(line);
