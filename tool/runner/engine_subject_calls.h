@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 
 #include "runner/case_context.h"
-#include "runner/engine_subject.h"
+#include "runner/subject_extras.h"
 #include "tlab/subject.h"
 
 namespace tlab::tool::runner {

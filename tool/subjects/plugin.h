@@ -26,31 +26,10 @@
 #include <string_view>
 
 #include "subjects/promise.h"
+#include "subjects/subject_facts.h"
 #include "tlab/subject.h"
 
 namespace tlab::tool {
-
-// What the CLI knows of a subject without running it (copied out of the probe).
-struct SubjectFacts {
-  std::string spec;     // as given to --subject
-  std::string name;     // the descriptor's name
-  std::string summary;  // the descriptor's summary
-  std::string library;  // the shared library's path; empty for a built-in row
-  std::string entry;    // the entry symbol; empty for a built-in row
-  std::uint32_t kind = 0, drive = 0, clock = 0;
-  std::uint64_t promise_bits = 0;
-  PromiseSet promises;  // promise_bits in the oracles' terms
-  std::int64_t max_delay_ns = 0;
-  bool has_pending = false;
-  // An exec subject (subjects/exec/exec_subject.h): the command after "exec:",
-  // the runtime's version from its hello, and whether it can fail a callback
-  // (the thrower role). `promises` may then hold contains_errors, which has no
-  // ABI bit.
-  std::string command;
-  std::string version;
-  bool can_fail = false;
-  bool builtin() const { return library.empty() && command.empty(); }
-};
 
 // promises_of_abi: TLAB_PROMISE_* bits as a PromiseSet (VIRTUAL is virtual_time).
 PromiseSet promises_of_abi(std::uint64_t bits);

@@ -30,8 +30,8 @@
 #include <string_view>
 
 #include "runner/case_context.h"
-#include "runner/engine_subject.h"
-#include "subjects/plugin.h"
+#include "runner/subject_extras.h"
+#include "subjects/subject_facts.h"
 
 namespace tlab::tool::exec {
 
