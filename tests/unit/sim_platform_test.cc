@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdint>
+#include <vector>
 #include <optional>
 
 #include "tlab/platform/sim_platform.h"
 #include "tlab/platform/stress_control.h"
+#include "tlab/queue/binary_heap.h"
 #include "tlab/timeout_token.h"
+#include "tlab/timer_service.h"
 
 namespace {
 
@@ -197,6 +201,111 @@ TEST(SimPlatform, LostNotifyIsADeadlockAndASpinHitsTheStepLimit) {
     EXPECT_EQ(o.end, End::kStepLimit);
     EXPECT_EQ(o.steps, 1001u);
   }
+}
+
+struct ServiceResult {
+  Outcome outcome;
+  int runs = 0;
+  std::int64_t worst_late_ns = 0;   // max over runs of (run time - deadline)
+  std::int64_t worst_early_ns = 0;  // max over runs of (deadline - run time)
+};
+
+// The shipped TimerService (binary heap) with its own timer thread, a task of the
+// simulation: two schedulers each schedule a far task and then nearer ones (seed
+// 001's missed-notify shape), a canceller cancels some; every task that runs is
+// timed on virtual time against its deadline.
+ServiceResult service_run(Options o) {
+  ServiceResult r;
+  Scheduler s(o);
+  s.spawn("main", [&] {
+    using Service = tlab::TimerServiceOn<tlab::BinaryHeapQueue, SimPlatform>;
+    const SimPlatform::Clock clock;
+    Service svc(clock);  // starts the timer thread: a task
+    std::vector<Service::TaskPtr> cancellable;
+    auto schedule = [&](std::int64_t delay_ms) {
+      const Instant due = clock.now() + tlab::Duration::milliseconds(delay_ms);
+      auto task = Service::Task::make([&r, &clock, due] {
+        ++r.runs;
+        const std::int64_t d = (clock.now() - due).ns();
+        r.worst_late_ns = std::max(r.worst_late_ns, d);
+        r.worst_early_ns = std::max(r.worst_early_ns, -d);
+      });
+      svc.schedule(task, tlab::Duration::milliseconds(delay_ms));
+      return task;
+    };
+    std::vector<SimPlatform::Thread> workers;
+    for (int w = 0; w < 2; ++w) {
+      workers.push_back(SimPlatform::spawn([&, w] {
+        schedule(1000 + w);  // the far head first
+        for (int k = 0; k < 5; ++k) {
+          auto t = schedule(10 * (k + 1) + w);
+          if (k % 2 == 0) cancellable.push_back(t);
+        }
+      }));
+    }
+    for (auto& t : workers) t.join();
+    for (auto& t : cancellable) (void)svc.cancel(t);
+    // Let virtual time pass the far deadlines: a timed block nobody wakes.
+    static const int sleeper = 0;
+    tlab::sim::Scheduler::block(&sleeper, clock.now() + tlab::Duration::seconds(2));
+  });  // ~TimerService: shutdown, join the timer thread
+  r.outcome = s.run();
+  return r;
+}
+
+// On virtual time the correct service runs every task exactly at its deadline
+// (lateness 0: a timed wait expires at the deadline itself) and never early, over
+// 50 seeds of each strategy.
+TEST(SimPlatform, TimerServiceRunsTasksExactlyOnTime) {
+  for (Strategy st : {Strategy::kRandom, Strategy::kPct}) {
+    for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+      Options o;
+      o.strategy = st;
+      o.seed = seed;
+      const ServiceResult r = service_run(o);
+      ASSERT_EQ(r.outcome.end, End::kCompleted) << r.outcome.blocked;
+      // 12 scheduled, 6 cancelled before main sleeps: virtual time stands still
+      // while any task can run, so every one of those cancels prevents its task.
+      EXPECT_EQ(r.runs, 6) << "seed " << seed;
+      EXPECT_EQ(r.worst_late_ns, 0) << "seed " << seed;
+      EXPECT_EQ(r.worst_early_ns, 0) << "seed " << seed;
+    }
+  }
+}
+
+// Seed 001's missed notify (timer_no_notify_on_earlier: a new earlier head does not
+// wake the waiting thread) makes tasks late by most of a virtual second, or lost
+// (the thread waits on with an empty-looking queue until shutdown discards them);
+// the simulation finds it, and the failing seed replays exactly, 20 of 20.
+TEST(SimPlatform, MissedNotifyIsFoundOnVirtualTimeAndReplays) {
+  tlab::stress::configure(Mutant::kTimerNoNotifyOnEarlier, {});
+  for (Strategy st : {Strategy::kRandom, Strategy::kPct}) {
+    std::optional<std::uint64_t> failing;
+    ServiceResult bad;
+    for (std::uint64_t seed = 1; seed <= 50 && !failing; ++seed) {
+      Options o;
+      o.strategy = st;
+      o.seed = seed;
+      bad = service_run(o);
+      if (bad.worst_late_ns > 0 || bad.runs != 6) failing = seed;
+    }
+    ASSERT_TRUE(failing) << "the mutant survived 50 seeds";
+    // Late by most of a second (run at the far head's deadline), or lost.
+    EXPECT_TRUE(bad.worst_late_ns >= 900'000'000 || bad.runs < 6)
+        << bad.worst_late_ns << " " << bad.runs;
+    for (int replay = 0; replay < 20; ++replay) {
+      Options o;
+      o.strategy = st;
+      o.seed = *failing;
+      const ServiceResult again = service_run(o);
+      EXPECT_EQ(again.worst_late_ns, bad.worst_late_ns);
+      EXPECT_EQ(again.runs, bad.runs);
+      EXPECT_EQ(again.outcome.trace_hash, bad.outcome.trace_hash);
+    }
+    RecordProperty(st == Strategy::kRandom ? "first_failing_seed_random" : "first_failing_seed_pct",
+                   std::to_string(*failing));
+  }
+  tlab::stress::reset();
 }
 
 }  // namespace

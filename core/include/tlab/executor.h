@@ -145,7 +145,7 @@ class Executor {
     for (std::size_t i = 0; i < cfg_.workers; ++i)
       workers_.push_back(std::make_unique<Worker>(qcfg_));
     for (std::size_t i = 0; i < cfg_.workers; ++i) start_worker(i);
-    if (cfg_.metronome_thread) metronome_ = std::thread([this] { metronome_loop(); });
+    if (cfg_.metronome_thread) metronome_ = spawn_thread<P>([this] { metronome_loop(); });
   }
 
   Executor(const Executor&) = delete;
@@ -246,7 +246,7 @@ class Executor {
       wk.stop_requested = false;
       wk.wake = true;
     }
-    if (cfg_.worker_threads) wk.thread = std::thread([this, w] { worker_loop(w); });
+    if (cfg_.worker_threads) wk.thread = spawn_thread<P>([this, w] { worker_loop(w); });
   }
 
   bool worker_running(std::size_t w) const {
@@ -547,7 +547,7 @@ class Executor {
   typename P::Mutex metro_mu_;
   typename P::CondVar metro_cv_;
   bool metro_stop_ TLAB_GUARDED_BY(metro_mu_) = false;
-  std::thread metronome_;  // constructor / shutdown() only
+  ThreadOf<P> metronome_;  // constructor / shutdown() only
 };
 
 }  // namespace tlab

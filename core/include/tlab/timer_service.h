@@ -331,7 +331,7 @@ class TimerService {
     if (started_) throw std::logic_error("TimerService::start: the thread is already running");
     if (pass_active_) throw std::logic_error("TimerService::start: a run_due() pass is active");
     started_ = true;
-    thread_ = std::thread([this] { thread_main(); });
+    thread_ = spawn_thread<P>([this] { thread_main(); });
     thread_id_ = thread_.get_id();
   }
 
@@ -792,7 +792,7 @@ class TimerService {
   std::thread::id thread_id_ TLAB_GUARDED_BY(mu_);
   std::string last_error_ TLAB_GUARDED_BY(mu_);
   TimerServiceStats stats_ TLAB_GUARDED_BY(mu_);
-  std::thread thread_;  // see Ground rules
+  ThreadOf<P> thread_;  // see Ground rules
 };
 
 // TimerServiceOn<BinaryHeapQueue, P>: the service on queue template Q, with the

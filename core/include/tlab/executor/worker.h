@@ -142,7 +142,7 @@ struct alignas(kCacheLine) ExecutorWorker {
   Wheel wheel;                         // worker only (see ground rules)
   std::uint64_t garbage_consumed = 0;  // worker only: garbage already removed
   std::vector<WheelEntry> due;         // worker only: scratch for poll()
-  std::thread thread;                  // the executor's control-lock holder only
+  ThreadOf<P> thread;                  // the executor's control-lock holder only
 };
 
 // CurrentWorker: marks the calling thread as running worker w of `owner` for its

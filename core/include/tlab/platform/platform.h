@@ -9,6 +9,8 @@
 
 #include <concepts>
 #include <cstdint>
+#include <thread>
+#include <utility>
 
 #include "tlab/clock.h"
 #include "tlab/platform/fault_point.h"
@@ -33,5 +35,34 @@ concept Platform = requires(typename P::CondVar& cv, typename P::Lock& lock,
   P::notify_one(cv);
   P::notify_all(cv);
 };
+
+// ThreadOf<P>, spawn_thread<P>(f): the threads a core template starts for itself
+// (TimerService's timer thread, Executor's workers and metronome). A Platform may
+// supply its own (`P::Thread` and `P::spawn(f)`: SimPlatform's are tasks of the
+// simulation, which its scheduler must own); every other Platform gets
+// std::thread. Either type has joinable(), join() and get_id().
+template <class P>
+struct ThreadTraits {
+  using Thread = std::thread;
+  template <class F>
+  static Thread spawn(F&& f) {
+    return std::thread(std::forward<F>(f));
+  }
+};
+template <class P>
+  requires requires { typename P::Thread; }
+struct ThreadTraits<P> {
+  using Thread = typename P::Thread;
+  template <class F>
+  static Thread spawn(F&& f) {
+    return P::spawn(std::forward<F>(f));
+  }
+};
+template <class P>
+using ThreadOf = typename ThreadTraits<P>::Thread;
+template <class P, class F>
+ThreadOf<P> spawn_thread(F&& f) {
+  return ThreadTraits<P>::spawn(std::forward<F>(f));
+}
 
 }  // namespace tlab

@@ -18,6 +18,8 @@
 //                     scheduler may switch inside it
 //   mutated(m)        the stress switchboard (stress_control.h), as StressPlatform
 //   yield()           a point that marks a spin (under PCT the spinner gives way)
+//   Thread, spawn(f)  SimThread: a thread core/ starts (TimerService's timer
+//                     thread) is a task of the run; join() blocks the joiner
 //   wait_until(...)   a TIMED wait on virtual time: it times out at `deadline` in
 //                     every schedule where no notify comes first (unlike Relacy,
 //                     loom or shuttle, whose timed waits never time out or time out
@@ -38,7 +40,10 @@
 
 #include <atomic>
 #include <mutex>
+#include <functional>
 #include <optional>
+#include <thread>
+#include <utility>
 
 #include "tlab/clock.h"
 #include "tlab/platform/fault_point.h"
@@ -164,6 +169,35 @@ class SimCondVar {
   }
 };
 
+// SimThread: a thread core/ starts for itself (TimerService's timer thread), as a
+// task of the running simulation; join() blocks the joining task until it returns.
+class SimThread {
+ public:
+  SimThread() = default;
+  explicit SimThread(void* task) : task_(task) {}
+  SimThread(SimThread&& o) noexcept : task_(std::exchange(o.task_, nullptr)) {}
+  SimThread& operator=(SimThread&& o) noexcept {
+    TLAB_CHECK(task_ == nullptr, "SimThread assigned over a joinable thread");
+    task_ = std::exchange(o.task_, nullptr);
+    return *this;
+  }
+  SimThread(const SimThread&) = delete;
+  SimThread& operator=(const SimThread&) = delete;
+  ~SimThread() { TLAB_CHECK(task_ == nullptr, "SimThread destroyed while joinable"); }
+
+  bool joinable() const noexcept { return task_ != nullptr; }
+  void join() {
+    TLAB_CHECK(task_ != nullptr);
+    sim::Scheduler::join_task(std::exchange(task_, nullptr));
+  }
+  std::thread::id get_id() const {
+    return task_ == nullptr ? std::thread::id() : sim::Scheduler::id_of(task_);
+  }
+
+ private:
+  void* task_ = nullptr;
+};
+
 // SimClock: the run's virtual time. Not kVirtual in core's sense (time moves on
 // its own, so timed waits are real timed waits).
 struct SimClock {
@@ -178,8 +212,16 @@ struct SimPlatform {
   using CondVar = SimCondVar;
   using Lock = std::unique_lock<SimMutex>;
   using Clock = SimClock;
+  using Thread = SimThread;
 
   static constexpr std::string_view kName = "sim";
+
+  // spawn: a task of the running simulation (ThreadOf<P>, platform.h). Requires:
+  // called from a task (construct a TimerService inside one).
+  template <class F>
+  static Thread spawn(F&& f) {
+    return Thread(sim::Scheduler::spawn_here("thread", std::function<void()>(std::forward<F>(f))));
+  }
 
   static void fault(FaultPoint) { sim::Scheduler::point(); }
   static bool mutated(Mutant m) noexcept { return stress::mutant_enabled(m); }

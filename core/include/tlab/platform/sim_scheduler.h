@@ -93,7 +93,9 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   // spawn: a new task running `body`, runnable from the next point (or run()).
-  void spawn(std::string name, std::function<void()> body) { s_->spawn(std::move(name), std::move(body)); }
+  void spawn(std::string name, std::function<void()> body) {
+    s_->spawn(std::move(name), std::move(body));
+  }
   // run: runs every task to its end; the driver thread waits.
   Outcome run() { return s_->run(); }
 
@@ -116,10 +118,17 @@ class Scheduler {
   // now: the virtual time of the calling task's run.
   static Instant now() { return Instant::from_ns(caller().now_ns); }
   // spawn_here: a new task of the calling task's run (a thread the code under
-  // test starts).
-  static void spawn_here(std::string name, std::function<void()> body) {
-    caller().spawn(std::move(name), std::move(body));
+  // test starts: SimPlatform::spawn); returns its handle for join_task/id_of.
+  static void* spawn_here(std::string name, std::function<void()> body) {
+    return caller().spawn(std::move(name), std::move(body));
   }
+  // join_task: blocks the calling task until task `handle` has returned.
+  static void join_task(void* handle) {
+    Shared& sh = caller();
+    auto* t = static_cast<Task*>(handle);
+    while (t->state != Task::State::kDone) sh.block(t, std::nullopt);
+  }
+  static std::thread::id id_of(void* handle) { return static_cast<Task*>(handle)->thread.get_id(); }
 
  private:
   struct Task {
@@ -154,7 +163,7 @@ class Scheduler {
     bool ended = false;
     std::binary_semaphore done{0};
 
-    void spawn(std::string name, std::function<void()> body) {
+    Task* spawn(std::string name, std::function<void()> body) {
       auto t = std::make_unique<Task>();
       t->name = std::move(name);
       t->body = std::move(body);
@@ -164,6 +173,7 @@ class Scheduler {
       Task* raw = t.get();
       tasks.push_back(std::move(t));
       if (started) start(raw);
+      return raw;
     }
 
     void start(Task* t) {
@@ -311,6 +321,7 @@ class Scheduler {
 
     void finish(Task* t) {
       t->state = Task::State::kDone;
+      wake(t, /*all=*/true);  // its joiners (join_task)
       bool all_done = true;
       for (auto& x : tasks) all_done = all_done && x->state == Task::State::kDone;
       if (all_done) {
