@@ -339,8 +339,8 @@ std::string KillMatrix::table() const {
   }
   std::string out = aligned(rows);
   out += trials ? "\ncells: the layer's best check: detections/trials and the median time to "
-                  "detection over the caught trials; FLAKY = caught in some trials only; - = no "
-                  "check in that layer targets the mutant\n"
+                  "detection over the caught trials (a check run once: its time); FLAKY = "
+                  "caught in some trials only; - = no check in that layer targets the mutant\n"
                 : "\ncells: fastest time to detection in that layer; - = no check in that layer "
                   "targets the mutant\n";
   for (std::size_t l = 0; l < kLayerCount; ++l) {
