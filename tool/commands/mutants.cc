@@ -2,7 +2,10 @@
 // (layers/kill_matrix.h): which layer (scenario, model, property, tsan) catches
 // each mutant, and how fast. The scenario layer is the built-in suite's catches
 // run here through the stress runner; the others run as separate binaries
-// (layers/layers.h). Exit 1 on a survivor or a mutant no layer catches.
+// (layers/layers.h). With --trials N the scenario and tsan layers run each
+// (check, mutant) N times with the scenario's seed and the matrix gives each
+// check's detection rate and median time (kill_matrix.h, Trials). Exit 1 on a
+// survivor, a mutant no layer catches, or one only flaky checks catch.
 #include <chrono>
 #include <iostream>
 
@@ -19,6 +22,7 @@ namespace {
 struct MutantsOptions {
   std::vector<std::string> layers;
   std::uint64_t iterations = 100000;
+  std::size_t trials = 1;
   LayerSources sources;
   OutputOptions outputs;  // --report and --json (no --junit)
 };
@@ -38,6 +42,12 @@ class MutantsCommand final : public Command {
                    "random-scheduler iterations per model run (default 100000)")
         ->type_name("N")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1000000000}));
+    sub.add_option("--trials", o_.trials,
+                   "runs of each scenario and tsan check against its mutant, with the "
+                   "scenario's seed; the matrix gives detections/trials and the median time "
+                   "(default 1; models and property tests run once: they are deterministic)")
+        ->type_name("N")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
     add_layer_binaries(sub, o_.sources);
     add_layer_sources(sub, o_.sources);
     sub.add_option("--report", o_.outputs.report_path,
@@ -45,6 +55,7 @@ class MutantsCommand final : public Command {
         ->type_name("F");
     sub.add_flag("--json", o_.outputs.json, "print the kill matrix as JSON instead of the table");
     add_example(sub, "tlab mutants --layers scenario --json");
+    add_example(sub, "tlab mutants --layers scenario --trials 5");
   }
 
   int run(const CliEnv& env) override {
@@ -57,6 +68,7 @@ class MutantsCommand final : public Command {
     plan.sources = o_.sources;
     plan.model.iterations = o_.iterations;
     plan.model.jobs = model_jobs(o_.sources.jobs);
+    plan.trials = o_.trials;
     plan.progress = env.stderr_is_tty ? env.err : nullptr;
 
     KillMatrix matrix;
@@ -75,16 +87,23 @@ class MutantsCommand final : public Command {
       options.command = "mutants";
       options.show_progress = env.stderr_is_tty;
       const auto t0 = std::chrono::steady_clock::now();
-      Report scenario_report = execute_plan(specs, *suite, *runner, options);
       LayerStatus& st = matrix.layer(Layer::kScenario);
       st.state = LayerStatus::State::kRan;
       st.source = "this tlab: the built-in suite's catches";
-      st.checks = scenario_report.summary().mutant_pairs;
+      st.trials = o_.trials;
+      // Each trial is a whole `tlab check` pass over the mutant cases (a pair stops
+      // at its first catching strategy); every trial's cases go into the report.
+      for (std::size_t trial = 0; trial < o_.trials && !report.interrupted; ++trial) {
+        Report scenario_report = execute_plan(specs, *suite, *runner, options);
+        st.checks = scenario_report.summary().mutant_pairs;
+        add_scenario_cases(matrix, scenario_report.cases, *suite);
+        report.cases.insert(report.cases.end(),
+                            std::make_move_iterator(scenario_report.cases.begin()),
+                            std::make_move_iterator(scenario_report.cases.end()));
+        report.planned += scenario_report.planned;
+        report.interrupted = scenario_report.interrupted;
+      }
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      add_scenario_cases(matrix, scenario_report.cases, *suite);
-      report.cases = std::move(scenario_report.cases);
-      report.planned = scenario_report.planned;
-      report.interrupted = scenario_report.interrupted;
     }
     if (!report.interrupted) {
       run_other_layers(matrix, *suite, plan, /*clean_models=*/false, report);

@@ -54,6 +54,12 @@ std::string detail_of(const CaseRecord& c) {
   return fmt::format("{}", fmt::join(parts, " "));
 }
 
+std::vector<std::string> mutant_names(const std::vector<Mutant>& ms) {
+  std::vector<std::string> out;
+  for (Mutant m : ms) out.emplace_back(name_of(m));
+  return out;
+}
+
 }  // namespace
 
 std::string_view name_of(Layer l) { return kLayerNames[static_cast<std::size_t>(l)]; }
@@ -65,10 +71,44 @@ std::optional<Layer> layer_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+double CheckRecord::median_s() const {
+  if (detect_s.empty()) return 0;
+  std::vector<double> v = detect_s;
+  const std::size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  if (v.size() % 2 == 1) return v[mid];
+  const double upper = v[mid];
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+double CheckRecord::max_s() const {
+  return detect_s.empty() ? 0 : *std::max_element(detect_s.begin(), detect_s.end());
+}
+
 KillMatrix::KillMatrix() : rows_(kMutantCount) {}
 
-void KillMatrix::add(Mutant m, Detection d) {
-  rows_[static_cast<std::size_t>(m)].push_back(std::move(d));
+void KillMatrix::add_trial(Mutant m, const Detection& d, const std::string& key) {
+  auto& row = rows_[static_cast<std::size_t>(m)];
+  auto it = std::find_if(row.begin(), row.end(),
+                         [&](const Row& r) { return r.record.layer == d.layer && r.key == key; });
+  if (it == row.end()) {
+    it = row.insert(row.end(), Row{CheckRecord{}, key});
+    it->record.layer = d.layer;
+    it->record.check = d.check;
+  }
+  CheckRecord& rec = it->record;
+  ++rec.trials;
+  if (d.caught) {
+    const bool fastest = rec.detect_s.empty() ||
+                         d.detect_s < *std::min_element(rec.detect_s.begin(), rec.detect_s.end());
+    rec.detect_s.push_back(d.detect_s);
+    if (fastest) {
+      rec.check = d.check;
+      rec.detail = d.detail;
+    }
+  } else if (!rec.caught()) {
+    rec.detail = d.detail;
+  }
 }
 
 void KillMatrix::add_cases(const std::vector<CaseRecord>& cases,
@@ -92,14 +132,18 @@ void KillMatrix::add_cases(const std::vector<CaseRecord>& cases,
     Detection& kept = it->second;
     if (!fresh && d.caught && (!kept.caught || d.detect_s < kept.detect_s)) kept = std::move(d);
   }
-  for (auto& [key, d] : outcomes) add(std::get<2>(key), std::move(d));
+  for (auto& [key, d] : outcomes) add_trial(std::get<2>(key), d, std::get<1>(key));
 }
 
-std::optional<Detection> KillMatrix::best(Mutant m, Layer l) const {
-  std::optional<Detection> out;
-  for (const Detection& d : rows_[static_cast<std::size_t>(m)]) {
-    if (d.layer != l || !d.caught) continue;
-    if (!out || d.detect_s < out->detect_s) out = d;
+std::optional<CheckRecord> KillMatrix::best(Mutant m, Layer l) const {
+  std::optional<CheckRecord> out;
+  for (const Row& r : rows_[static_cast<std::size_t>(m)]) {
+    const CheckRecord& c = r.record;
+    if (c.layer != l || !c.caught()) continue;
+    // Rates compared exactly: a/b > c/d as a*d > c*b.
+    const std::size_t lhs = c.detections() * (out ? out->trials : 1);
+    const std::size_t rhs = out ? out->detections() * c.trials : 0;
+    if (!out || lhs > rhs || (lhs == rhs && c.median_s() < out->median_s())) out = c;
   }
   return out;
 }
@@ -108,9 +152,22 @@ std::vector<Mutant> KillMatrix::uncaught() const {
   std::vector<Mutant> out;
   for (std::size_t i = 0; i < kMutantCount; ++i) {
     const auto& row = rows_[i];
-    if (std::none_of(row.begin(), row.end(), [](const Detection& d) { return d.caught; })) {
+    if (std::none_of(row.begin(), row.end(), [](const Row& r) { return r.record.caught(); })) {
       out.push_back(static_cast<Mutant>(i));
     }
+  }
+  return out;
+}
+
+std::vector<Mutant> KillMatrix::only_flaky() const {
+  std::vector<Mutant> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    const auto& row = rows_[i];
+    const bool caught =
+        std::any_of(row.begin(), row.end(), [](const Row& r) { return r.record.caught(); });
+    const bool reliable =
+        std::any_of(row.begin(), row.end(), [](const Row& r) { return r.record.reliable(); });
+    if (caught && !reliable) out.push_back(static_cast<Mutant>(i));
   }
   return out;
 }
@@ -118,10 +175,23 @@ std::vector<Mutant> KillMatrix::uncaught() const {
 std::vector<std::string> KillMatrix::survivors() const {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < kMutantCount; ++i) {
-    for (const Detection& d : rows_[i]) {
-      if (d.caught) continue;
-      out.push_back(
-          fmt::format("{}@{}:{}", name_of(static_cast<Mutant>(i)), name_of(d.layer), d.check));
+    for (const Row& r : rows_[i]) {
+      if (r.record.caught()) continue;
+      out.push_back(fmt::format("{}@{}:{}", name_of(static_cast<Mutant>(i)),
+                                name_of(r.record.layer), r.record.check));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> KillMatrix::flaky_checks() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    for (const Row& r : rows_[i]) {
+      if (!r.record.flaky()) continue;
+      out.push_back(fmt::format("{}@{}:{} {}/{}", name_of(static_cast<Mutant>(i)),
+                                name_of(r.record.layer), r.record.check, r.record.detections(),
+                                r.record.trials));
     }
   }
   return out;
@@ -143,7 +213,7 @@ int KillMatrix::exit_code() const {
   for (const LayerStatus& s : layers_) {
     if (s.state == LayerStatus::State::kError) return 3;
   }
-  return uncaught().empty() && survivors().empty() ? 0 : 1;
+  return uncaught().empty() && only_flaky().empty() && survivors().empty() ? 0 : 1;
 }
 
 nlohmann::ordered_json KillMatrix::to_json() const {
@@ -156,6 +226,7 @@ nlohmann::ordered_json KillMatrix::to_json() const {
                            {"source", s.source},
                            {"reason", s.reason},
                            {"checks", s.checks},
+                           {"trials", s.trials},
                            {"seconds", s.seconds}});
   }
   j["mutants"] = nlohmann::ordered_json::array();
@@ -170,54 +241,60 @@ nlohmann::ordered_json KillMatrix::to_json() const {
       const auto d = best(static_cast<Mutant>(i), static_cast<Layer>(l));
       if (!d) continue;
       std::size_t checks = 0;
-      for (const Detection& x : rows_[i]) checks += x.layer == d->layer && x.caught ? 1 : 0;
+      for (const Row& x : rows_[i]) checks += x.record.layer == d->layer && x.record.caught();
       row["caught_by"].push_back({{"layer", kLayerNames[l]},
-                                  {"time_to_detection_s", d->detect_s},
+                                  {"time_to_detection_s", d->median_s()},
                                   {"check", d->check},
                                   {"detail", d->detail},
-                                  {"checks_catching", checks}});
+                                  {"checks_catching", checks},
+                                  {"trials", d->trials},
+                                  {"detections", d->detections()},
+                                  {"max_time_to_detection_s", d->max_s()},
+                                  {"flaky", d->flaky()}});
     }
     row["survived"] = nlohmann::ordered_json::array();
-    for (const Detection& d : rows_[i]) {
-      if (!d.caught) {
-        row["survived"].push_back(
-            {{"layer", name_of(d.layer)}, {"check", d.check}, {"detail", d.detail}});
+    row["flaky"] = nlohmann::ordered_json::array();
+    for (const Row& x : rows_[i]) {
+      const CheckRecord& c = x.record;
+      if (!c.caught()) {
+        row["survived"].push_back({{"layer", name_of(c.layer)},
+                                   {"check", c.check},
+                                   {"detail", c.detail},
+                                   {"trials", c.trials}});
+      } else if (c.flaky()) {
+        row["flaky"].push_back({{"layer", name_of(c.layer)},
+                                {"check", c.check},
+                                {"trials", c.trials},
+                                {"detections", c.detections()},
+                                {"time_to_detection_s", c.median_s()},
+                                {"max_time_to_detection_s", c.max_s()}});
       }
     }
     j["mutants"].push_back(std::move(row));
   }
-  std::vector<std::string> uncaught_names;
-  for (Mutant m : uncaught()) uncaught_names.emplace_back(name_of(m));
+  const std::vector<std::string> uncaught_names = mutant_names(uncaught());
   j["summary"] = {{"mutants", kMutantCount},
                   {"caught", kMutantCount - uncaught_names.size()},
                   {"caught_by_two_or_more_layers", caught_by_at_least(2)},
                   {"uncaught", uncaught_names},
+                  {"only_flaky", mutant_names(only_flaky())},
                   {"survivors", survivors()},
+                  {"flaky_checks", flaky_checks()},
                   {"exit_code", exit_code()}};
   return j;
 }
 
-std::string KillMatrix::table() const {
-  std::vector<std::array<std::string, kLayerCount + 1>> rows;
-  std::array<std::string, kLayerCount + 1> header{"MUTANT"};
-  for (std::size_t l = 0; l < kLayerCount; ++l) {
-    std::string h(kLayerNames[l]);
-    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::toupper(c); });
-    if (layers_[l].state != LayerStatus::State::kRan) h += "*";
-    header[l + 1] = h;
-  }
-  rows.push_back(header);
-  for (std::size_t i = 0; i < kMutantCount; ++i) {
-    std::array<std::string, kLayerCount + 1> r;
-    r[0] = std::string(kMutantInfo[i].name);
-    for (std::size_t l = 0; l < kLayerCount; ++l) {
-      const auto d = best(static_cast<Mutant>(i), static_cast<Layer>(l));
-      bool targeted = false;
-      for (const Detection& x : rows_[i]) targeted = targeted || x.layer == static_cast<Layer>(l);
-      r[l + 1] = d ? human_seconds(d->detect_s) : targeted ? "SURVIVED" : "-";
-    }
-    rows.push_back(r);
-  }
+namespace {
+
+// cell: the layer's best check of a mutant: its time when it ran once, else its
+// detections/trials and median; "FLAKY" marks a rate below 100%.
+std::string cell(const CheckRecord& c) {
+  if (c.trials <= 1) return human_seconds(c.median_s());
+  return fmt::format("{}{}/{} {}", c.flaky() ? "FLAKY " : "", c.detections(), c.trials,
+                     human_seconds(c.median_s()));
+}
+
+std::string aligned(const std::vector<std::array<std::string, kLayerCount + 1>>& rows) {
   std::array<std::size_t, kLayerCount + 1> width{};
   for (const auto& r : rows) {
     for (std::size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
@@ -232,28 +309,72 @@ std::string KillMatrix::table() const {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
-  out +=
-      "\ncells: fastest time to detection in that layer; - = no check in that layer targets "
-      "the mutant\n";
+  return out;
+}
+
+}  // namespace
+
+std::string KillMatrix::table() const {
+  std::vector<std::array<std::string, kLayerCount + 1>> rows;
+  std::array<std::string, kLayerCount + 1> header{"MUTANT"};
+  bool trials = false;
+  for (std::size_t l = 0; l < kLayerCount; ++l) {
+    std::string h(kLayerNames[l]);
+    std::transform(h.begin(), h.end(), h.begin(), [](unsigned char c) { return std::toupper(c); });
+    if (layers_[l].state != LayerStatus::State::kRan) h += "*";
+    header[l + 1] = h;
+    trials = trials || layers_[l].trials > 1;
+  }
+  rows.push_back(header);
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    std::array<std::string, kLayerCount + 1> r;
+    r[0] = std::string(kMutantInfo[i].name);
+    for (std::size_t l = 0; l < kLayerCount; ++l) {
+      const auto d = best(static_cast<Mutant>(i), static_cast<Layer>(l));
+      bool targeted = false;
+      for (const Row& x : rows_[i]) targeted = targeted || x.record.layer == static_cast<Layer>(l);
+      r[l + 1] = d ? cell(*d) : targeted ? "SURVIVED" : "-";
+    }
+    rows.push_back(r);
+  }
+  std::string out = aligned(rows);
+  out += trials ? "\ncells: the layer's best check: detections/trials and the median time to "
+                  "detection over the caught trials (a check run once: its time); FLAKY = "
+                  "caught in some trials only; - = no check in that layer targets the mutant\n"
+                : "\ncells: fastest time to detection in that layer; - = no check in that layer "
+                  "targets the mutant\n";
   for (std::size_t l = 0; l < kLayerCount; ++l) {
     const LayerStatus& s = layers_[l];
     if (s.state == LayerStatus::State::kRan) {
-      out += fmt::format("{}: {} checks in {:.1f}s ({})\n", kLayerNames[l], s.checks, s.seconds,
+      out += fmt::format("{}: {} checks{} in {:.1f}s ({})\n", kLayerNames[l], s.checks,
+                         s.trials > 1 ? fmt::format(" x {} trials", s.trials) : "", s.seconds,
                          s.source);
     } else {
       out += fmt::format("{}*: {}{}\n", kLayerNames[l], state_name(s.state),
                          s.reason.empty() ? "" : ": " + s.reason);
     }
   }
+  std::string flaky;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    for (const Row& x : rows_[i]) {
+      const CheckRecord& c = x.record;
+      if (!c.flaky()) continue;
+      flaky +=
+          fmt::format("  {}@{}:{} caught {}/{}, median {}, max {}\n",
+                      name_of(static_cast<Mutant>(i)), name_of(c.layer), c.check, c.detections(),
+                      c.trials, human_seconds(c.median_s()), human_seconds(c.max_s()));
+    }
+  }
+  if (!flaky.empty()) out += "\nflaky detection (caught in some trials only):\n" + flaky;
   const std::vector<Mutant> missing = uncaught();
+  const std::vector<Mutant> unreliable = only_flaky();
   const std::vector<std::string> surv = survivors();
   out += fmt::format("\n{}/{} mutants caught, {} by two or more layers",
                      kMutantCount - missing.size(), kMutantCount, caught_by_at_least(2));
-  if (!missing.empty()) {
-    std::vector<std::string> names;
-    for (Mutant m : missing) names.emplace_back(name_of(m));
-    out += fmt::format("; CAUGHT BY NO LAYER: {}", fmt::join(names, ", "));
-  }
+  if (!missing.empty())
+    out += fmt::format("; CAUGHT BY NO LAYER: {}", fmt::join(mutant_names(missing), ", "));
+  if (!unreliable.empty())
+    out += fmt::format("; ONLY FLAKY DETECTION: {}", fmt::join(mutant_names(unreliable), ", "));
   if (!surv.empty()) out += fmt::format("; SURVIVED: {}", fmt::join(surv, ", "));
   out += "\n";
   return out;

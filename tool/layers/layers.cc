@@ -18,8 +18,8 @@
 #include "base/build_info.h"
 #include "base/interrupt.h"
 #include "base/sanitizer.h"
-#include "report/report.h"
 #include "base/subprocess.h"
+#include "report/report.h"
 
 namespace tlab::tool {
 
@@ -169,7 +169,7 @@ void run_property_layer(KillMatrix& matrix, const LayerRequest& req) {
       d.detect_s = std::strtod(time.c_str(), nullptr);
       d.detail = d.caught ? "counterexample found (test time, shrinking included)"
                           : "no counterexample: the property test failed";
-      matrix.add(*m, std::move(d));
+      matrix.add(*m, d);
       ++checks;
     }
   }
@@ -182,7 +182,7 @@ void run_property_layer(KillMatrix& matrix, const LayerRequest& req) {
 }
 
 void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vector<Scenario>& suite,
-                    double timeout_s) {
+                    double timeout_s, std::size_t trials) {
   LayerStatus& status = matrix.layer(Layer::kTsan);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bin = find_binary(
@@ -190,6 +190,7 @@ void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vect
       "build it with `cmake --preset tsan && cmake --build --preset tsan --target tlab`", status);
   if (bin.empty()) return;
   status.source = bin;
+  status.trials = trials;
   std::size_t checks = 0;
   for (const Scenario& s : suite) {
     if (s.tsan_catches.empty() || s.engine.strategies.empty()) continue;
@@ -199,37 +200,39 @@ void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vect
       f << s.document.dump(2) << "\n";
     }
     for (Mutant m : s.tsan_catches) {
-      const TempFile report(".json");
-      const std::string strategy = s.engine.strategies.front();
-      const ProcessSpec spec{{bin, "run", scenario.path(), "--mutant", std::string(name_of(m)),
-                              "--strategy", strategy, "--report", report.path()},
-                             timeout_s};
-      const ProcessResult r = run_processes({spec}, 1).front();
-      Detection d;
-      d.layer = Layer::kTsan;
-      d.check = s.name + "/" + strategy;
-      nlohmann::json doc;
-      try {
-        std::ifstream in(report.path());
-        doc = nlohmann::json::parse(in);
-        const auto& c = doc.at("cases").at(0);
-        const bool sanitizer = !c.at("sanitizer_reports").empty();
-        d.caught = c.at("verdict") == "fail" && sanitizer;
-        const auto& counters = c.at("counters");
-        d.detect_s = counters.contains("detect_us") ? counters.at("detect_us").get<double>() / 1e6
-                                                    : c.at("duration_s").get<double>();
-        d.detail = sanitizer ? fmt::format("{} ThreadSanitizer report(s)",
-                                           c.at("sanitizer_reports").size())
-                             : "no ThreadSanitizer report";
-      } catch (const std::exception& e) {
-        status.state = LayerStatus::State::kError;
-        status.reason =
-            fmt::format("{} ({}): {}; no readable report ({})", shell_quote(spec.argv),
-                        describe_exit(r, spec), r.err.substr(0, r.err.find('\n')), e.what());
-        continue;
-      }
-      matrix.add(m, std::move(d));
       ++checks;
+      for (std::size_t trial = 0; trial < trials && !interrupted(); ++trial) {
+        const TempFile report(".json");
+        const std::string strategy = s.engine.strategies.front();
+        const ProcessSpec spec{{bin, "run", scenario.path(), "--mutant", std::string(name_of(m)),
+                                "--strategy", strategy, "--report", report.path()},
+                               timeout_s};
+        const ProcessResult r = run_processes({spec}, 1).front();
+        Detection d;
+        d.layer = Layer::kTsan;
+        d.check = s.name + "/" + strategy;
+        nlohmann::json doc;
+        try {
+          std::ifstream in(report.path());
+          doc = nlohmann::json::parse(in);
+          const auto& c = doc.at("cases").at(0);
+          const bool sanitizer = !c.at("sanitizer_reports").empty();
+          d.caught = c.at("verdict") == "fail" && sanitizer;
+          const auto& counters = c.at("counters");
+          d.detect_s = counters.contains("detect_us") ? counters.at("detect_us").get<double>() / 1e6
+                                                      : c.at("duration_s").get<double>();
+          d.detail = sanitizer ? fmt::format("{} ThreadSanitizer report(s)",
+                                             c.at("sanitizer_reports").size())
+                               : "no ThreadSanitizer report";
+        } catch (const std::exception& e) {
+          status.state = LayerStatus::State::kError;
+          status.reason =
+              fmt::format("{} ({}): {}; no readable report ({})", shell_quote(spec.argv),
+                          describe_exit(r, spec), r.err.substr(0, r.err.find('\n')), e.what());
+          continue;
+        }
+        matrix.add(m, d);
+      }
     }
   }
   if (status.state != LayerStatus::State::kError) status.state = LayerStatus::State::kRan;
@@ -261,8 +264,8 @@ void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases
   });
 }
 
-void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite,
-                      const LayerPlan& plan, bool clean_models, Report& report) {
+void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, const LayerPlan& plan,
+                      bool clean_models, Report& report) {
   std::vector<CaseRecord> cases;
   auto request = [&](const std::string& path) {
     LayerRequest r;
@@ -285,7 +288,8 @@ void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite,
       st.source = "this tlab (a TSan build): the scenarios' tsan_catches";
     } else {
       if (plan.progress) *plan.progress << "tlab: running the TSan build of tlab...\n";
-      run_tsan_layer(matrix, request(plan.sources.tsan_tlab), suite, plan.model.timeout_s);
+      run_tsan_layer(matrix, request(plan.sources.tsan_tlab), suite, plan.model.timeout_s,
+                     plan.trials);
     }
   }
   report.planned += cases.size();

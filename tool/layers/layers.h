@@ -43,10 +43,11 @@ void run_model_layer(KillMatrix& matrix, const LayerRequest& req, const ModelRun
 void run_property_layer(KillMatrix& matrix, const LayerRequest& req);
 
 // run_tsan_layer: each scenario's tsan_catches through a TSan build of tlab
-// (`run --mutant M --strategy S`, its report read back); caught when the case
-// fails with a sanitizer report.
+// (`run --mutant M --strategy S`, its report read back), `trials` times each with
+// the scenario's seed (kill_matrix.h, Trials); caught when the case fails with a
+// sanitizer report.
 void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vector<Scenario>& suite,
-                    double timeout_s);
+                    double timeout_s, std::size_t trials);
 
 // LayerSources: where the layers' binaries are ("": look for them) and how many
 // model runs go at once; the commands' --models-dir, --jobs, --property-bin and
@@ -63,7 +64,8 @@ struct LayerSources {
 struct LayerPlan {
   std::vector<std::string> layers;  // --layers: empty means every layer, none required
   LayerSources sources;
-  ModelRunOptions model;  // the model runs; timeout_s also bounds each TSan scenario run
+  ModelRunOptions model;   // the model runs; timeout_s also bounds each TSan scenario run
+  std::size_t trials = 1;  // --trials: runs of each tsan check (models and properties run once)
   std::ostream* progress = nullptr;  // "tlab: running ..." lines (a terminal), or none
 };
 
@@ -82,7 +84,7 @@ void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases
 // (with `clean_models`, the models' clean runs too), appends the model cases to
 // `report` and sets its kill_matrix. A TSan tlab is its own tsan layer: the
 // scenario layer already ran the tsan_catches in-process.
-void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite,
-                      const LayerPlan& plan, bool clean_models, Report& report);
+void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, const LayerPlan& plan,
+                      bool clean_models, Report& report);
 
 }  // namespace tlab::tool
