@@ -62,10 +62,10 @@ struct ExecuteOptions {
   std::ostream* log = nullptr;
   // --repeat N: each spec runs N times (1..kMaxTrials) and its record carries the
   // tally (plan/trials.h); unset: once, no tally.
-  std::optional<std::uint32_t> trials;
+  std::optional<std::uint32_t> trials = std::nullopt;
   // run --until-fail: the round this execution is, copied into the report (also
   // the partial ones on_case_done sees).
-  std::optional<UntilFail> until_fail;
+  std::optional<UntilFail> until_fail = std::nullopt;
 };
 
 // execute_plan: runs `specs` on `runner`; a runner exception becomes verdict error.
