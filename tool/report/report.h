@@ -10,7 +10,9 @@
 //                   replay` needs nothing but the report
 //   cases           one per (scenario x strategy x mutant): spec, verdict,
 //                   violations {name: {count, first_example}}, counters, latency
-//                   {name: histogram summary}, sanitizer_reports, duration_s
+//                   {name: histogram summary}, sanitizer_reports, duration_s;
+//                   repeated cases also trials, failures, trial_verdicts and
+//                   median_detect_us (TrialTally)
 //   summary         counts per verdict, mutant pairs caught and survived
 //   interrupted     true when Ctrl-C cut the run short (cases holds what ran)
 //   until_fail      optional: `run --until-fail N`: the round this report is of
