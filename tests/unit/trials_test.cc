@@ -1,14 +1,23 @@
 // Tests for tool/plan/trials.h: N trials folded into one record with a strict gate,
 // the tally and its median, the report that carries them against its schema, and
-// the seeds of --vary-seed. Scripted trials (tests/support/fake_runner.h), so the
-// flaky outcomes the stress layer gives by chance are given here on purpose.
+// the seeds of --vary-seed, and the CLI over flaky scripted runs (replay --repeat,
+// run --until-fail). Scripted trials (tests/support/fake_runner.h), so the flaky
+// outcomes the stress layer gives by chance are given here on purpose.
 #include "plan/trials.h"
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
+
 #include "base/embedded.h"
+#include "base/interrupt.h"
+#include "cli/cli.h"
 #include "plan/plan.h"
 #include "report/console.h"
+#include "support/cli_run.h"
 #include "support/fake_runner.h"
 
 namespace tlab::tool {
@@ -140,6 +149,73 @@ TEST(TrialsTest, SeedForRoundStartsAtTheOwnSeedAndWraps) {
   const std::uint64_t max = (std::uint64_t{1} << 53) - 1;
   EXPECT_EQ(seed_for_round(max, 1), max);
   EXPECT_EQ(seed_for_round(max, 2), 0u);
+}
+
+// cli: runs `tlab args...` in-process on `runner`'s script.
+testing::CliResult cli(test::FakeRunner& runner, std::vector<std::string> args) {
+  args.insert(args.begin(), "tlab");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CliEnv env{&out, &err, test::forward_to(runner)};
+  clear_interrupt();
+  const int code = run_cli(static_cast<int>(argv.size()), argv.data(), env);
+  return {code, out.str(), err.str()};
+}
+
+std::string scratch(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tlab_trials_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+const std::string kSmall = std::string(TLAB_SOURCE_DIR) + "/tests/e2e/repeat/small_check.json";
+
+// A failure that reproduces in 2 of 4 replays is not reproduced: exit 4,
+// "NOT reproduced" with the counts, "reproduced 2/4".
+TEST(TrialsTest, ReplayRepeatReproducedInSomeTrialsExitsFour) {
+  test::FakeRunner runner;
+  runner.fail_if = [](const CaseSpec&) { return true; };
+  const std::string report = scratch("fail.json");
+  ASSERT_EQ(cli(runner, {"run", kSmall, "--report", report}).code, 1);
+  int runs = 0;
+  runner.fail_if = [&](const CaseSpec&) { return ++runs % 2 == 1; };
+  const auto r = cli(runner, {"replay", report, "--repeat", "4"});
+  EXPECT_EQ(runs, 4);
+  EXPECT_EQ(r.code, kExitNotReproduced) << r.err;
+  EXPECT_NE(r.err.find("NOT reproduced: recorded fail, replayed pass 2/4, fail 2/4 (reproduced 2/4)"),
+            std::string::npos)
+      << r.err;
+}
+
+// A replay that ends in error decided nothing: exit 3, not 4, and it says why.
+TEST(TrialsTest, ReplayEndingInErrorExitsThree) {
+  test::FakeRunner runner;
+  runner.fail_if = [](const CaseSpec&) { return true; };
+  const std::string report = scratch("fail_for_error.json");
+  ASSERT_EQ(cli(runner, {"run", kSmall, "--report", report}).code, 1);
+  runner.script["small_check/binary_heap"].verdict = Verdict::kError;
+  const auto r = cli(runner, {"replay", report});
+  EXPECT_EQ(r.code, kExitInternal) << r.err;
+  EXPECT_NE(r.err.find("NOT reproduced: recorded fail, replayed error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("decided nothing"), std::string::npos) << r.err;
+}
+
+// run --until-fail 5 stops after round 3, the first that fails: exactly 3 rounds
+// ran, the report is round 3's, and it exits 1.
+TEST(TrialsTest, UntilFailStopsAfterTheFailingRound) {
+  test::FakeRunner runner;
+  int runs = 0;
+  runner.fail_if = [&](const CaseSpec&) { return ++runs == 3; };
+  const std::string report = scratch("uf.json");
+  const auto r = cli(runner, {"run", kSmall, "--until-fail", "5", "--report", report});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(runner.seen.size(), 3u);  // one case a round
+  EXPECT_NE(r.err.find("round 2/5: no failure"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round 3/5 failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("round 3/5"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(testing::slurp(report)).at("until_fail").at("round"), 3);
 }
 
 }  // namespace
