@@ -56,8 +56,8 @@ nlohmann::json valid_report(const std::string& file) {
 const std::string& mutant_report() {
   static const std::string file = [] {
     const std::string f = path("mutant.json");
-    const Result r = tlab({"run", "--mutant", "token_flag_only", "--strategy", "binary_heap",
-                           kAba, "--report", f});
+    const Result r = tlab(
+        {"run", "--mutant", "token_flag_only", "--strategy", "binary_heap", kAba, "--report", f});
     EXPECT_EQ(r.code, 1) << r.err;
     return f;
   }();
@@ -82,8 +82,7 @@ TEST(RepeatTest, ReplayThatDiffersExitsFourAndSaysNotReproduced) {
   std::ofstream(edited) << j.dump(2);
   const Result r = tlab({"replay", edited, "--case", kMutantCase});
   EXPECT_EQ(r.code, 4) << r.err;
-  EXPECT_NE(r.err.find("NOT reproduced: recorded pass, replayed fail"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("NOT reproduced: recorded pass, replayed fail"), std::string::npos) << r.err;
 }
 
 // replay --repeat N replays N times: all N reproduce the recorded failure, so it
@@ -109,7 +108,8 @@ TEST(RepeatTest, UntilFailStopsAtTheFirstFailingRound) {
   EXPECT_NE(r.err.find("round 1/3 failed"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("no failure"), std::string::npos) << r.err;
   const nlohmann::json j = valid_report(path("uf.json"));
-  EXPECT_EQ(j.at("until_fail"), nlohmann::json({{"round", 1}, {"rounds", 3}, {"vary_seed", false}}));
+  EXPECT_EQ(j.at("until_fail"),
+            nlohmann::json({{"round", 1}, {"rounds", 3}, {"vary_seed", false}}));
   EXPECT_EQ(j.at("summary").at("exit_code"), 1);
 }
 

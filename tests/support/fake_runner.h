@@ -62,9 +62,8 @@ inline tool::RunnerFactory forward_to(FakeRunner& target) {
     }
     FakeRunner* target;
   };
-  return [&target]() -> std::unique_ptr<tool::Runner> {
-    return std::make_unique<Forward>(&target);
-  };
+  return
+      [&target]() -> std::unique_ptr<tool::Runner> { return std::make_unique<Forward>(&target); };
 }
 
 }  // namespace tlab::test

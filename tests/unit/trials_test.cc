@@ -52,8 +52,8 @@ CaseResult trial(Verdict v, std::optional<std::uint64_t> detect_us = std::nullop
 TEST(TrialsTest, PlainCasePassesOnlyIfEveryTrialPasses) {
   const std::vector<Scenario> scenarios{make_scenario()};
   const CaseSpec spec = plan_case(scenarios[0], "binary_heap", std::nullopt, {}, false);
-  CaseRecord r = fold_trials(spec, {trial(Verdict::kPass), trial(Verdict::kFail, 7),
-                                    trial(Verdict::kPass)});
+  CaseRecord r =
+      fold_trials(spec, {trial(Verdict::kPass), trial(Verdict::kFail, 7), trial(Verdict::kPass)});
   EXPECT_EQ(r.result.verdict, Verdict::kFail);
   ASSERT_TRUE(r.trials);
   EXPECT_EQ(r.trials->failures, 1u);
@@ -71,8 +71,8 @@ TEST(TrialsTest, PlainCasePassesOnlyIfEveryTrialPasses) {
 TEST(TrialsTest, MutantCaughtOnlyIfCaughtInEveryTrial) {
   const std::vector<Scenario> scenarios{make_scenario()};
   const CaseSpec spec = plan_case(scenarios[0], "binary_heap", Mutant::kTokenFlagOnly, {}, true);
-  CaseRecord r = fold_trials(spec, {trial(Verdict::kFail, 300), trial(Verdict::kPass),
-                                    trial(Verdict::kFail, 100)});
+  CaseRecord r = fold_trials(
+      spec, {trial(Verdict::kFail, 300), trial(Verdict::kPass), trial(Verdict::kFail, 100)});
   EXPECT_FALSE(r.caught());
   EXPECT_EQ(r.result.verdict, Verdict::kPass);  // the trial that missed it is shown
   EXPECT_EQ(r.trials->failures, 2u);
@@ -184,8 +184,9 @@ TEST(TrialsTest, ReplayRepeatReproducedInSomeTrialsExitsFour) {
   const auto r = cli(runner, {"replay", report, "--repeat", "4"});
   EXPECT_EQ(runs, 4);
   EXPECT_EQ(r.code, kExitNotReproduced) << r.err;
-  EXPECT_NE(r.err.find("NOT reproduced: recorded fail, replayed pass 2/4, fail 2/4 (reproduced 2/4)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("NOT reproduced: recorded fail, replayed pass 2/4, fail 2/4 (reproduced 2/4)"),
+      std::string::npos)
       << r.err;
 }
 
@@ -198,7 +199,8 @@ TEST(TrialsTest, ReplayEndingInErrorExitsThree) {
   runner.script["small_check/binary_heap"].verdict = Verdict::kError;
   const auto r = cli(runner, {"replay", report});
   EXPECT_EQ(r.code, kExitInternal) << r.err;
-  EXPECT_NE(r.err.find("NOT reproduced: recorded fail, replayed error"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("NOT reproduced: recorded fail, replayed error"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("decided nothing"), std::string::npos) << r.err;
 }
 

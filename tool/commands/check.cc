@@ -2,9 +2,9 @@
 // strategy must pass and each of its listed mutants must fail (a survivor exits
 // 1). With --subject, the scenarios that subject can play run on it, must pass,
 // and no mutant is planned (core's mutants are not in a subject); a subject on
-// tlab's clock also runs the property layer (layers/subject_property_run.h). With --models, the Relacy models (clean and mutant runs) and the property
-// and TSan layers that are built join in (layers/layers.h), and the gate also
-// fails when a mutant is caught by no layer at all.
+// tlab's clock also runs the property layer (layers/subject_property_run.h). With --models, the
+// Relacy models (clean and mutant runs) and the property and TSan layers that are built join in
+// (layers/layers.h), and the gate also fails when a mutant is caught by no layer at all.
 //
 // --repeat N measures what one run only samples: every scenario case runs N
 // times (plan/trials.h) and its row says "failed k/N" (plain) or "detected k/N"

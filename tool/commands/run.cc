@@ -100,10 +100,10 @@ class RunCommand final : public Command {
       if (r.report.exit_code() == kExitOk) {
         *env.err << fmt::format("tlab: {} rounds, no failure\n", u->rounds);
       } else {
-        *env.err << fmt::format("tlab: round {}/{} {}{}; the report is of that round\n",
-                                u->round, u->rounds,
-                                r.report.exit_code() == kExitViolation ? "failed" : "ended in error",
-                                u->vary_seed ? " (its seeds are in the report)" : "");
+        *env.err << fmt::format(
+            "tlab: round {}/{} {}{}; the report is of that round\n", u->round, u->rounds,
+            r.report.exit_code() == kExitViolation ? "failed" : "ended in error",
+            u->vary_seed ? " (its seeds are in the report)" : "");
       }
     }
     return code;

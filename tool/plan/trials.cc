@@ -24,7 +24,8 @@ std::size_t shown_trial(const CaseSpec& spec, const std::vector<CaseRecord>& rec
   if (auto i = first(is(Verdict::kError))) return *i;
   if (spec.expect_fail) {
     if (auto i = first([](const CaseRecord& r) { return !r.caught(); })) return *i;
-  } else if (auto i = first([](const CaseRecord& r) { return r.result.verdict != Verdict::kPass; })) {
+  } else if (auto i =
+                 first([](const CaseRecord& r) { return r.result.verdict != Verdict::kPass; })) {
     return *i;
   }
   return 0;

@@ -59,10 +59,11 @@ std::string exec_timing_of(const CaseResult& r) {
 std::string trials_of(const CaseRecord& c) {
   if (!c.trials) return {};
   const TrialTally& t = *c.trials;
-  std::string out = fmt::format("{} {}/{}", c.expect_fail ? "detected" : "failed", t.failures,
-                                t.verdicts.size());
+  std::string out =
+      fmt::format("{} {}/{}", c.expect_fail ? "detected" : "failed", t.failures, t.verdicts.size());
   if (t.median_detect_us) {
-    out += fmt::format(", median detect {}", fmt_ns(static_cast<std::int64_t>(*t.median_detect_us) * 1000));
+    out += fmt::format(", median detect {}",
+                       fmt_ns(static_cast<std::int64_t>(*t.median_detect_us) * 1000));
   }
   return out;
 }
