@@ -4,14 +4,14 @@
 // verdict was reproduced; prints the table (or JSON) of the one case.
 //
 // --repeat N replays it N times (plan/trials.h) and says "reproduced k/N".
-// The exit code answers "did it reproduce?" first:
-//   | replay                                      | exit                          |
-//   |---------------------------------------------|-------------------------------|
-//   | every trial's verdict is the recorded one   | that verdict's: 0 pass, 1 fail,|
-//   |                                             | 3 error or timeout            |
-//   | a trial ended in error (recorded: not error)| 3: the replay decided nothing |
-//   | a trial's verdict differs from the recorded | 4 kExitNotReproduced          |
-//   | Ctrl-C; a --report that cannot be written   | 130; 3                        |
+// The exit code, from the first row that holds:
+//   | replay                                        | exit                            |
+//   |-----------------------------------------------|---------------------------------|
+//   | Ctrl-C / a --report that cannot be written    | 130 / 3                         |
+//   | every trial's verdict is the recorded one     | that verdict's: 0 pass, 1 fail, |
+//   |                                               | 3 error or timeout              |
+//   | a trial ended in error (recorded: not error)  | 3: the replay decided nothing   |
+//   | otherwise, a trial's verdict differs          | 4 kExitNotReproduced            |
 #include <algorithm>
 #include <iostream>
 #include <map>
