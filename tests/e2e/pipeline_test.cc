@@ -42,16 +42,7 @@ class PipelineTest : public ::testing::Test {
     std::vector<const char*> argv;
     for (const auto& a : args) argv.push_back(a.c_str());
     std::ostringstream out, err;
-    // The CLI owns its runner; this one forwards to the fixture's script.
-    struct Forward : Runner {
-      explicit Forward(test::FakeRunner* t) : target(t) {}
-      CaseResult run_case(const CaseSpec& spec, const RunContext& context) override {
-        return target->run_case(spec, context);
-      }
-      test::FakeRunner* target;
-    };
-    CliEnv env{&out, &err,
-               [this]() -> std::unique_ptr<Runner> { return std::make_unique<Forward>(&runner_); }};
+    CliEnv env{&out, &err, test::forward_to(runner_)};
     const int code = run_cli(static_cast<int>(argv.size()), argv.data(), env);
     return {code, out.str(), err.str()};
   }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,5 +50,20 @@ class FakeRunner : public tool::Runner {
     return r;
   }
 };
+
+// forward_to: a RunnerFactory for CliEnv whose runners forward to `target` (the
+// CLI owns the runner it makes; the test keeps the script and what was seen).
+inline tool::RunnerFactory forward_to(FakeRunner& target) {
+  struct Forward : tool::Runner {
+    explicit Forward(FakeRunner* t) : target(t) {}
+    tool::CaseResult run_case(const tool::CaseSpec& spec,
+                              const tool::RunContext& context) override {
+      return target->run_case(spec, context);
+    }
+    FakeRunner* target;
+  };
+  return
+      [&target]() -> std::unique_ptr<tool::Runner> { return std::make_unique<Forward>(&target); };
+}
 
 }  // namespace tlab::test

@@ -57,7 +57,7 @@ int dispatch(int argc, const char* const* argv, const CliEnv& env) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 violation, 2 bad input or usage, 3 internal error, watchdog or "
-      "unwritable output, 130 interrupted.");
+      "unwritable output, 4 replay not reproduced, 130 interrupted.");
   std::vector<std::pair<CLI::App*, std::unique_ptr<Command>>> commands;
   for (const CommandEntry& entry : kCommands) {
     std::unique_ptr<Command> command = entry.make();

@@ -15,7 +15,9 @@
 // mutant in check, or a mutant no layer catches in mutants / check --models); 2 bad
 // input or usage, including every CLI11 parse error (the message names the flag);
 // 3 internal error, watchdog timeout or an output file that cannot be written (also
-// "runner not built yet"); 130
+// "runner not built yet"); 4 `tlab replay` did not reproduce the recorded verdict (a
+// replay, or one of its --repeat trials, ran to a different verdict; a reproduced
+// verdict exits with its own code instead: 1 for a reproduced failure); 130
 // interrupted by Ctrl-C (partial report written).
 #pragma once
 
@@ -36,6 +38,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitViolation = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;
+inline constexpr int kExitNotReproduced = 4;  // replay only (commands/replay.cc)
 inline constexpr int kExitInterrupted = 130;
 
 // CliEnv: what a command sees of its process.

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/interrupt.h"
+#include "plan/trials.h"
 #include "report/console.h"
 #include "report/junit.h"
 #include "tlab/platform/mutant.h"
@@ -144,7 +145,8 @@ std::vector<Scenario> load_runnable(const ScenarioLoader& loader,
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
-    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject) {
+    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject,
+    const Repetition& repeat) {
   ScenarioRun r;
   const ScenarioLoader loader;
   InputErrors errors;
@@ -202,7 +204,22 @@ ScenarioRun run_scenarios(
       // finish() writes again and reports the failure.
     }
   };
-  r.report = execute_plan(specs, r.scenarios, *runner, options);
+  options.trials = repeat.trials;
+  if (!repeat.rounds) {
+    r.report = execute_plan(specs, r.scenarios, *runner, options);
+    return r;
+  }
+  const std::uint32_t rounds = *repeat.rounds;
+  for (std::uint32_t round = 1; round <= rounds; ++round) {
+    std::vector<CaseSpec> round_specs = specs;
+    if (repeat.vary_seed) {
+      for (CaseSpec& spec : round_specs) spec.seed = seed_for_round(spec.seed, round);
+    }
+    options.until_fail = UntilFail{round, rounds, repeat.vary_seed};
+    r.report = execute_plan(round_specs, r.scenarios, *runner, options);
+    if (r.report.interrupted || r.report.exit_code() != kExitOk || round == rounds) break;
+    *env.err << fmt::format("tlab: round {}/{}: no failure\n", round, rounds);
+  }
   return r;
 }
 

@@ -96,10 +96,21 @@ int finish(const Report& report, const OutputOptions& o, const CliEnv& env);
 std::vector<Scenario> load_runnable(const ScenarioLoader& loader,
                                     const std::vector<std::string>& paths, InputErrors& errors);
 
+// Repetition: how often run_scenarios executes the plan (plan/trials.h).
+struct Repetition {
+  // check --repeat N: every case runs N times, folded into one record.
+  std::optional<std::uint32_t> trials;
+  // run --until-fail N: the whole plan runs up to N rounds, stopping after the
+  // first round whose report does not exit 0; with vary_seed, round r runs each
+  // case at seed_for_round(seed, r).
+  std::optional<std::uint32_t> rounds;
+  bool vary_seed = false;
+};
+
 struct ScenarioRun {
   std::optional<int> exit;  // set when it ended before running: bad input, no runner
   std::vector<Scenario> scenarios;
-  Report report;  // the executed plan, when `exit` is unset
+  Report report;  // the executed plan (its last round), when `exit` is unset
 };
 // run_scenarios: what `run` and `check` share. Loads `paths` (none: the built-in
 // suite; a Ctrl-C while loading ends it with exit 130, nothing run), checks the
@@ -107,10 +118,12 @@ struct ScenarioRun {
 // `command`, rewriting --report after every case so that a killed run leaves its
 // finished cases on disk. The caller finishes.
 // With `subject` (--subject), the scenarios are those it can play
-// (subject_option.h: named files it cannot play are bad input).
+// (subject_option.h: named files it cannot play are bad input). `repeat` runs
+// trials or rounds (Repetition); each round after a clean one says so on err.
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
-    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr);
+    const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr,
+    const Repetition& repeat = {});
 
 }  // namespace tlab::tool

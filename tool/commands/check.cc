@@ -2,9 +2,17 @@
 // strategy must pass and each of its listed mutants must fail (a survivor exits
 // 1). With --subject, the scenarios that subject can play run on it, must pass,
 // and no mutant is planned (core's mutants are not in a subject); a subject on
-// tlab's clock also runs the property layer (layers/subject_property_run.h). With --models, the Relacy models (clean and mutant runs) and the property
-// and TSan layers that are built join in (layers/layers.h), and the gate also
-// fails when a mutant is caught by no layer at all.
+// tlab's clock also runs the property layer (layers/subject_property_run.h). With --models, the
+// Relacy models (clean and mutant runs) and the property and TSan layers that are built join in
+// (layers/layers.h), and the gate also fails when a mutant is caught by no layer at all.
+//
+// --repeat N measures what one run only samples: every scenario case runs N
+// times (plan/trials.h) and its row says "failed k/N" (plain) or "detected k/N"
+// with the median detect_us (mutant). The gate is strict, so CI is green only
+// when detection is certain over the trials: a plain case passes only if all N
+// passed, a mutant counts as caught only by a case that caught it N/N. The
+// property layer (deterministic under --property-seed) and the --models layers
+// run once.
 #include <algorithm>
 #include <iostream>
 
@@ -15,6 +23,7 @@
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
 #include "layers/subject_property_run.h"
+#include "plan/trials.h"
 
 namespace tlab::tool {
 
@@ -30,6 +39,7 @@ struct CheckOptions {
   std::string subject;
   std::uint64_t property_seed = 1;
   int property_tests = 100;
+  std::uint32_t repeat = 1;
   LayerSources sources;
   OutputOptions outputs;
 };
@@ -37,6 +47,7 @@ struct CheckOptions {
 class CheckCommand final : public Command {
  public:
   void setup(CLI::App& sub) override {
+    sub_ = &sub;
     sub.description("CI gate: the suite on every strategy must pass; each listed mutant must fail");
     sub.add_option("PATHS", o_.paths, "scenario files or directories")->type_name("PATH");
     sub.add_flag("--models", o_.with_models,
@@ -54,6 +65,11 @@ class CheckCommand final : public Command {
         ->type_name("N")
         ->check(CLI::Range(1, 100000))
         ->needs("--subject");
+    sub.add_option("--repeat", o_.repeat,
+                   "run every scenario case N times; a case passes (or catches its mutant) "
+                   "only if all N do; rows show failed/detected k/N")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     add_layer_sources(sub, o_.sources);
     add_layer_binaries(sub, o_.sources);
     // The models and layers check core's code; a subject is the user's.
@@ -69,9 +85,11 @@ class CheckCommand final : public Command {
     if (subject && !o_.outputs.json) {
       *env.err << "tlab: checking " << describe_subject(*subject) << "\n";
     }
+    Repetition repeat;
+    if (sub_->count("--repeat") > 0) repeat.trials = o_.repeat;
     ScenarioRun r = run_scenarios(
         "check", o_.paths, [&](const std::vector<Scenario>& s) { return plan_check(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat);
     if (r.exit) return *r.exit;
     Report& report = r.report;
     // A subject on tlab's clock also gets the property layer: random ABI call
@@ -109,6 +127,7 @@ class CheckCommand final : public Command {
   }
 
  private:
+  CLI::App* sub_ = nullptr;
   CheckOptions o_;
 };
 

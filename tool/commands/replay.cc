@@ -2,7 +2,19 @@
 // (--report) from what the report recorded: its scenario document, strategy,
 // mutant, seed, operations and budget. Says on stderr whether the recorded
 // verdict was reproduced; prints the table (or JSON) of the one case.
+//
+// --repeat N replays it N times (plan/trials.h) and says "reproduced k/N".
+// The exit code, from the first row that holds:
+//   | replay                                        | exit                            |
+//   |-----------------------------------------------|---------------------------------|
+//   | Ctrl-C / a --report that cannot be written    | 130 / 3                         |
+//   | every trial's verdict is the recorded one     | that verdict's: 0 pass, 1 fail, |
+//   |                                               | 3 error or timeout              |
+//   | a trial ended in error (recorded: not error)  | 3: the replay decided nothing   |
+//   | otherwise, a trial's verdict differs          | 4 kExitNotReproduced            |
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -10,6 +22,7 @@
 #include "base/strategies.h"
 #include "cli/common.h"
 #include "cli/subject_option.h"
+#include "plan/trials.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
@@ -19,8 +32,21 @@ namespace {
 struct ReplayOptions {
   std::string report;
   std::string case_id;
+  std::uint32_t repeat = 1;
   OutputOptions outputs;  // --report and --json (no --junit)
 };
+
+// verdict_counts: "fail 3/5, pass 2/5" (N > 1) or "pass" (N = 1), in verdict order.
+std::string verdict_counts(const std::vector<Verdict>& verdicts) {
+  std::map<Verdict, std::size_t> n;
+  for (Verdict v : verdicts) ++n[v];
+  if (verdicts.size() == 1) return std::string(name_of(verdicts.front()));
+  std::string out;
+  for (const auto& [v, k] : n) {
+    out += fmt::format("{}{} {}/{}", out.empty() ? "" : ", ", name_of(v), k, verdicts.size());
+  }
+  return out;
+}
 
 class ReplayCommand final : public Command {
  public:
@@ -31,7 +57,16 @@ class ReplayCommand final : public Command {
         ->required();
     sub.add_option("--case", o_.case_id, "the case id (default: the only failing case)")
         ->type_name("ID");
+    sub.add_option("--repeat", o_.repeat,
+                   "replay N times; exit with the recorded verdict's code only if all N "
+                   "reproduce it, else 4")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     add_outputs(sub, o_.outputs, /*junit=*/false);
+    sub.footer(
+        "Exit codes: the replayed verdict's when every replay reproduces the recorded one (0 "
+        "pass, 1 fail, 3 error or timeout); 4 not reproduced (a replay's verdict differs); 2 "
+        "bad input or usage; 3 internal error or unwritable output; 130 interrupted.");
     add_example(sub,
                 "tlab run scenarios/racing_cancellers.json --report r.json; "
                 "tlab replay r.json --case racing_cancellers/binary_heap");
@@ -84,14 +119,44 @@ class ReplayCommand final : public Command {
     ExecuteOptions options;
     options.command = "replay";
     options.show_progress = env.stderr_is_tty;
-    Report report = execute_plan(specs, scenarios, *runner, options);
-    if (!report.cases.empty()) {
-      const std::string now(name_of(report.cases.front().result.verdict));
-      *env.err << fmt::format("replay of {}: recorded verdict {}, replayed verdict {} ({})\n",
-                              target->case_id, target->recorded_verdict, now,
-                              now == target->recorded_verdict ? "reproduced" : "NOT reproduced");
+    if (o_.repeat > 1) options.trials = o_.repeat;
+    const Report report = execute_plan(specs, scenarios, *runner, options);
+    const int written = finish(report, o_.outputs, env);
+    if (report.interrupted || report.cases.empty()) return written;
+    if (written == kExitInternal && report.exit_code() != kExitInternal) return written;
+    return judge_replay(*target, report.cases.front(), report.exit_code(), env);
+  }
+
+ private:
+  // judge_replay: says whether `replayed` reproduced the recorded verdict, and
+  // returns the exit code (the table at the top of this file).
+  static int judge_replay(const ReplayTarget& target, const CaseRecord& replayed, int code,
+                          const CliEnv& env) {
+    const std::vector<Verdict> verdicts =
+        replayed.trials ? replayed.trials->verdicts : std::vector<Verdict>{replayed.result.verdict};
+    const std::string& recorded = target.recorded_verdict;
+    const auto k = static_cast<std::size_t>(std::count_if(
+        verdicts.begin(), verdicts.end(), [&](Verdict v) { return name_of(v) == recorded; }));
+    const std::size_t n = verdicts.size();
+    if (k == n) {
+      *env.err << (n == 1 ? fmt::format("replay of {}: recorded verdict {}, replayed verdict {} "
+                                        "(reproduced)\n",
+                                        target.case_id, recorded, recorded)
+                          : fmt::format("replay of {}: recorded verdict {}, replayed verdict {} "
+                                        "in every trial (reproduced {}/{})\n",
+                                        target.case_id, recorded, recorded, k, n));
+      return code;
     }
-    return finish(report, o_.outputs, env);
+    const bool errored = std::any_of(verdicts.begin(), verdicts.end(),
+                                     [](Verdict v) { return v == Verdict::kError; });
+    *env.err << fmt::format("replay of {}: NOT reproduced: recorded {}, replayed {}{}\n",
+                            target.case_id, recorded, verdict_counts(verdicts),
+                            n > 1 ? fmt::format(" (reproduced {}/{})", k, n) : "");
+    if (errored && recorded != name_of(Verdict::kError)) {
+      *env.err << "tlab: a replay ended in error, so it decided nothing (exit 3)\n";
+      return kExitInternal;
+    }
+    return kExitNotReproduced;
   }
 
  private:

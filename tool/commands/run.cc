@@ -2,12 +2,24 @@
 // on each scenario's strategies, or with --strategy, --mutant, --seed, --budget
 // and --operations overriding every scenario; with --subject, on that subject
 // instead of the engine (cli/subject_option.h). Exit 1 when a case fails.
+//
+// --until-fail N hunts a failure that does not show every run: the whole plan
+// runs up to N rounds and stops after the first round with a failing case (exit
+// 1, and --report/--json hold that round, its number in "until_fail"); N clean
+// rounds exit 0 with "N rounds, no failure". Every round runs the cases' own seeds:
+// the stress layer's threads are what vary, so this asks "does it fail again at
+// this seed?". --vary-seed asks "does it fail at all?": round r runs each case at
+// seed + r - 1 (plan/trials.h), and the report records the seed that failed, so
+// `tlab replay` re-runs exactly that case.
 #include <cstdint>
+
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
 #include "cli/subject_option.h"
+#include "plan/trials.h"
 
 namespace tlab::tool {
 
@@ -25,6 +37,8 @@ struct RunOptions {
   std::string budget;
   std::uint64_t operations = 0;
   std::string subject;
+  std::uint32_t until_fail = 0;
+  bool vary_seed = false;
   OutputOptions outputs;
 };
 
@@ -53,6 +67,14 @@ class RunCommand final : public Command {
     sub.add_option("--operations", o_.operations, "override every scenario's operation count")
         ->type_name("N")
         ->check(CLI::Range(std::uint64_t{1}, kMaxOperations));
+    sub.add_option("--until-fail", o_.until_fail,
+                   "run the plan up to N rounds (each at the cases' own seeds), stop at the "
+                   "first round with a failing case and report that round")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
+    sub.add_flag("--vary-seed", o_.vary_seed,
+                 "with --until-fail: round r runs each case at its seed + r - 1")
+        ->needs("--until-fail");
     add_outputs(sub, o_.outputs, /*junit=*/true);
     add_example(sub, "tlab run scenarios/fixed_rate_drift.json --strategy binary_heap --seed 7");
   }
@@ -66,11 +88,25 @@ class RunCommand final : public Command {
     if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
     std::optional<SubjectFacts> subject;
     if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
+    Repetition repeat;
+    if (sub_->count("--until-fail") > 0) repeat.rounds = o_.until_fail;
+    repeat.vary_seed = o_.vary_seed;
     ScenarioRun r = run_scenarios(
         "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat);
     if (r.exit) return *r.exit;
-    return finish(r.report, o_.outputs, env);
+    const int code = finish(r.report, o_.outputs, env);
+    if (const auto& u = r.report.until_fail; u && !r.report.interrupted) {
+      if (r.report.exit_code() == kExitOk) {
+        *env.err << fmt::format("tlab: {} rounds, no failure\n", u->rounds);
+      } else {
+        *env.err << fmt::format(
+            "tlab: round {}/{} {}{}; the report is of that round\n", u->round, u->rounds,
+            r.report.exit_code() == kExitViolation ? "failed" : "ended in error",
+            u->vary_seed ? " (its seeds are in the report)" : "");
+      }
+    }
+    return code;
   }
 
  private:

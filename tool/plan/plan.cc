@@ -11,6 +11,7 @@
 #include "base/interrupt.h"
 #include "base/sanitizer.h"
 #include "base/strategies.h"
+#include "plan/trials.h"
 #include "report/console.h"
 
 namespace tlab::tool {
@@ -26,6 +27,27 @@ std::vector<std::string> strategies_for(const Scenario& s, const Overrides& o) {
 
 std::string pair_key(const CaseSpec& spec) {
   return spec.scenario->name + ":" + std::string(name_of(*spec.mutant));
+}
+
+// run_one: one trial of `spec`; a runner exception becomes verdict error.
+CaseResult run_one(const CaseSpec& spec, Runner& runner,
+                   const std::function<void(const std::string&)>& progress) {
+  RunContext context;
+  context.progress = progress;
+  const auto start = std::chrono::steady_clock::now();
+  CaseResult result;
+  try {
+    result = runner.run_case(spec, context);
+  } catch (const std::exception& e) {
+    result = CaseResult{};
+    result.verdict = Verdict::kError;
+    result.message = fmt::format("runner threw: {}", e.what());
+  }
+  if (result.duration_s <= 0) {
+    result.duration_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return result;
 }
 
 }  // namespace
@@ -83,6 +105,7 @@ Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenar
   report.command = options.command;
   report.environment = Environment::detect();
   report.planned = specs.size();
+  report.until_fail = options.until_fail;
   for (const Scenario& s : scenarios) report.scenarios[s.name] = {s.source, s.document};
 
   // Progress counts upward against a fixed total: a mutant case skipped because its
@@ -101,31 +124,30 @@ Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenar
       ++done;
       continue;
     }
-    progress.update(done, total, spec.id);
-    RunContext context;
-    context.progress = [&](const std::string& line) {
-      progress.update(done, total, spec.id + "  " + line);
-    };
-    const auto start = std::chrono::steady_clock::now();
-    CaseResult result;
-    try {
-      result = runner.run_case(spec, context);
-    } catch (const std::exception& e) {
-      result = CaseResult{};
-      result.verdict = Verdict::kError;
-      result.message = fmt::format("runner threw: {}", e.what());
-    }
-    if (result.duration_s <= 0) {
-      result.duration_s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // One trial, or N (--repeat) folded into one record; Ctrl-C ends the trials.
+    const std::uint32_t n = options.trials.value_or(1);
+    std::vector<CaseResult> results;
+    for (std::uint32_t t = 1; t <= n; ++t) {
+      const std::string what = n > 1 ? fmt::format("{} trial {}/{}", spec.id, t, n) : spec.id;
+      progress.update(done, total, what);
+      results.push_back(run_one(spec, runner, [&](const std::string& line) {
+        progress.update(done, total, what + "  " + line);
+      }));
+      if (results.back().verdict == Verdict::kInterrupted || interrupted()) break;
     }
     ++done;
-    CaseRecord record = CaseRecord::from(spec, std::move(result));
+    CaseRecord record = options.trials ? fold_trials(spec, std::move(results))
+                                       : CaseRecord::from(spec, std::move(results.front()));
     if (record.expect_fail && record.caught()) caught_pairs.insert(pair_key(spec));
     if (options.log != nullptr && !options.show_progress) {
       // Not a terminal (a CI log): one line per finished case shows life.
-      *options.log << fmt::format("[{}/{}] {} {} {:.2f}s\n", done, total, record.id,
-                                  name_of(record.result.verdict), record.result.duration_s)
+      std::string tally;
+      if (record.trials) {
+        tally = fmt::format(" ({} {}/{})", record.expect_fail ? "detected" : "failed",
+                            record.trials->failures, record.trials->verdicts.size());
+      }
+      *options.log << fmt::format("[{}/{}] {} {} {:.2f}s{}\n", done, total, record.id,
+                                  name_of(record.result.verdict), record.result.duration_s, tally)
                    << std::flush;
     }
     const bool stop = record.result.verdict == Verdict::kInterrupted || interrupted();

@@ -10,6 +10,9 @@
 // the Report. It stops at Ctrl-C (interrupt.h) and marks the report interrupted. For
 // a `check` mutant pair it stops at the first strategy that catches the mutant:
 // detection, not the full matrix, is what the gate needs.
+// With trials (--repeat N) each spec runs N times in a row and its record is the
+// fold of them (plan/trials.h): a pair counts as caught only by a case that caught
+// it in every trial.
 //
 // Costs: planning O(cases); execution is the runner's cost per case.
 // Ground rules: CLI thread only. The Scenarios must outlive the specs.
@@ -57,6 +60,12 @@ struct ExecuteOptions {
   // Where to write one line per finished case when show_progress is off (so a CI
   // log shows life); nullptr: nowhere.
   std::ostream* log = nullptr;
+  // --repeat N: each spec runs N times (1..kMaxTrials) and its record carries the
+  // tally (plan/trials.h); unset: once, no tally.
+  std::optional<std::uint32_t> trials = std::nullopt;
+  // run --until-fail: the round this execution is, copied into the report (also
+  // the partial ones on_case_done sees).
+  std::optional<UntilFail> until_fail = std::nullopt;
 };
 
 // execute_plan: runs `specs` on `runner`; a runner exception becomes verdict error.

@@ -54,6 +54,20 @@ std::string exec_timing_of(const CaseResult& r) {
                      p50("subject_lateness"), p50("pipe_round_trip"));
 }
 
+// trials_of: a repeated case's tally (plan/trials.h): "detected 3/5, median detect
+// 1.2ms" for a mutant case, "failed 1/5" for a plain one; "" when not repeated.
+std::string trials_of(const CaseRecord& c) {
+  if (!c.trials) return {};
+  const TrialTally& t = *c.trials;
+  std::string out =
+      fmt::format("{} {}/{}", c.expect_fail ? "detected" : "failed", t.failures, t.verdicts.size());
+  if (t.median_detect_us) {
+    out += fmt::format(", median detect {}",
+                       fmt_ns(static_cast<std::int64_t>(*t.median_detect_us) * 1000));
+  }
+  return out;
+}
+
 std::string detail_of(const CaseRecord& c) {
   if (c.model && c.result.verdict == Verdict::kPass) {
     return fmt::format("{} iterations, {:.0f}/s, no failure", c.model->iterations,
@@ -95,6 +109,8 @@ std::string detail_of(const CaseRecord& c) {
   }
   const std::string timing = exec_timing_of(c.result);
   if (!timing.empty()) detail = detail.empty() ? timing : timing + "; " + detail;
+  const std::string tally = trials_of(c);
+  if (!tally.empty()) detail = detail.empty() ? tally : tally + "; " + detail;
   return detail.empty() ? "-" : detail;
 }
 
@@ -187,6 +203,10 @@ std::string format_table(const Report& report, bool color) {
     if (!s.mutants_survived.empty()) {
       summary += fmt::format(", SURVIVED: {}", fmt::join(s.mutants_survived, ", "));
     }
+  }
+  if (report.until_fail) {
+    summary += fmt::format("; round {}/{}{}", report.until_fail->round, report.until_fail->rounds,
+                           report.until_fail->vary_seed ? " (seed + round - 1)" : "");
   }
   if (report.interrupted) summary += fmt::format("; INTERRUPTED ({} not run)", s.not_run);
   const int code = report.exit_code();

@@ -85,6 +85,15 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
                   {"command", m.command}};
   }
   if (c.property_command) j["property"] = {{"command", *c.property_command}};
+  if (c.trials) {
+    const TrialTally& t = *c.trials;
+    j["trials"] = t.verdicts.size();
+    j["failures"] = t.failures;
+    nlohmann::ordered_json verdicts = nlohmann::ordered_json::array();
+    for (Verdict v : t.verdicts) verdicts.push_back(std::string(name_of(v)));
+    j["trial_verdicts"] = std::move(verdicts);
+    if (t.median_detect_us) j["median_detect_us"] = *t.median_detect_us;
+  }
   return j;
 }
 
@@ -253,6 +262,11 @@ nlohmann::ordered_json Report::to_json(bool complete) const {
   j["cases"] = nlohmann::ordered_json::array();
   for (const CaseRecord& c : cases) j["cases"].push_back(case_json(c));
   if (kill_matrix) j["kill_matrix"] = *kill_matrix;
+  if (until_fail) {
+    j["until_fail"] = {{"round", until_fail->round},
+                       {"rounds", until_fail->rounds},
+                       {"vary_seed", until_fail->vary_seed}};
+  }
   const Summary s = summary();
   j["summary"] = {{"planned", s.planned},
                   {"cases", s.cases},

@@ -10,9 +10,12 @@
 //                   replay` needs nothing but the report
 //   cases           one per (scenario x strategy x mutant): spec, verdict,
 //                   violations {name: {count, first_example}}, counters, latency
-//                   {name: histogram summary}, sanitizer_reports, duration_s
+//                   {name: histogram summary}, sanitizer_reports, duration_s;
+//                   repeated cases also trials, failures, trial_verdicts and
+//                   median_detect_us (TrialTally)
 //   summary         counts per verdict, mutant pairs caught and survived
 //   interrupted     true when Ctrl-C cut the run short (cases holds what ran)
+//   until_fail      optional: `run --until-fail N`: the round this report is of
 //   kill_matrix     optional: which layer catches which mutant (kill_matrix.h)
 //
 // Files are written atomically (write_file_atomic): readers see the old file or
@@ -70,6 +73,19 @@ struct ModelRunRecord {
   std::string command;                 // the command line that reproduces the run
 };
 
+// TrialTally: a case run N times (`check --repeat N`, `replay --repeat N`;
+// plan/trials.h combines the trials). Its record shows one trial (which one:
+// trials.h) and this tally of all of them.
+struct TrialTally {
+  std::vector<Verdict> verdicts;  // one per finished trial, in order; size() = trials
+  // Trials that failed: for a mutant (expect_fail) case the trials that caught it
+  // (CaseRecord::caught), for a plain case the trials whose verdict is not pass.
+  std::uint32_t failures = 0;
+  // Mutant cases: the lower median of counters["detect_us"] over the trials that
+  // caught it and recorded the counter; nullopt when none did.
+  std::optional<std::uint64_t> median_detect_us;
+};
+
 // CaseRecord: what the report keeps of one case: its spec, flattened, and result.
 // Scenario cases come from a CaseSpec; model cases (model != nullopt) from
 // model_runs.h, which also sets scenario/strategy/operations (see there).
@@ -88,6 +104,8 @@ struct CaseRecord {
   // A property-layer run on a subject (layers/subject_property_run.h): the
   // promises judged and the command line that replays it (replay refuses it).
   std::optional<std::string> property_command;
+  // Set when the case ran as N trials (TrialTally).
+  std::optional<TrialTally> trials;
 
   static CaseRecord from(const CaseSpec& spec, CaseResult result);
   // CaseRecord::caught: for expect_fail cases, whether the mutant was detected
@@ -137,6 +155,14 @@ struct ScenarioSource {
 // must fail): the unit `check` gates on.
 std::string pair_key(const CaseRecord& c);
 
+// UntilFail: `tlab run --until-fail N`: this report is of round `round` of at most
+// `rounds`; with `vary_seed`, round r ran each case at its seed + r - 1 (plan.h).
+struct UntilFail {
+  std::uint32_t round = 1;
+  std::uint32_t rounds = 1;
+  bool vary_seed = false;
+};
+
 struct Report {
   std::string command;
   Environment environment;
@@ -146,6 +172,7 @@ struct Report {
   bool interrupted = false;
   // `tlab mutants` and `tlab check --models`: KillMatrix::to_json() (kill_matrix.h).
   std::optional<nlohmann::ordered_json> kill_matrix;
+  std::optional<UntilFail> until_fail;
 
   Summary summary() const;
   // Report::outcome: what case `c` (one of `cases`) means for the gate.
