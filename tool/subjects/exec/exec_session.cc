@@ -190,6 +190,8 @@ bool ExecSession::request(Kind kind, std::uint64_t id, std::string line, Waiter&
 tlab_status ExecSession::schedule(std::int64_t delay_ns, std::uint64_t id, bool fail,
                                   std::uint64_t* handle) {
   Waiter w;
+  w.delay_ns = delay_ns;
+  w.fail = fail;
   if (!request(Kind::kSchedule, id, schedule_line(id, delay_ns, fail), w)) return TLAB_ENOMEM;
   if (w.answer == MessageType::kError) return TLAB_EINVAL;
   *handle = id;
@@ -301,11 +303,7 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   w.result = m.result;
   w.error = m.text;
   if (m.type == MessageType::kScheduled) {
-    // The delay is in the request line; parse it back rather than keep a copy per
-    // waiter (the line is ours, so this cannot fail).
-    const std::size_t k = w.line.find("\"delay_ns\":") + 11;
-    live_[m.id] = LiveTimer{m.t_ns, std::stoll(w.line.substr(k)),
-                            w.line.find("\"fail\":true") != std::string::npos, false};
+    live_[m.id] = LiveTimer{m.t_ns, w.delay_ns, w.fail, false};
   } else if (m.type == MessageType::kCancelled) {
     if (m.result == CancelResult::kPrevented) {
       live_.erase(m.id);

@@ -120,6 +120,8 @@ class ExecSession {
     std::string line;  // what was sent, for sentences
     std::uint64_t line_no = 0;  // its number on the subject's stdin
     std::int64_t sent_ns = 0;
+    std::int64_t delay_ns = 0;  // a schedule's delay and fail flag, for LiveTimer
+    bool fail = false;
     bool answered = false;
     MessageType answer = MessageType::kError;
     CancelResult result = CancelResult::kUnknown;
