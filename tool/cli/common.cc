@@ -42,6 +42,62 @@ void add_example(CLI::App& sub, const std::string& example) {
   sub.footer((footer.empty() ? "" : footer + "\n\n") + "Example: " + example);
 }
 
+void add_sim_options(CLI::App& sub, SimOptions& o) {
+  auto* sim = sub.add_option("--sim", o.strategy,
+                             "run under deterministic simulation: every actor and the timer "
+                             "thread are tasks of one scheduler seeded by the case's seed, on "
+                             "virtual time; `random` walk or `pct` (priority change points)")
+                  ->type_name("random|pct")
+                  ->check(CLI::IsMember({"random", "pct"}));
+  sub.add_option("--pct-depth", o.pct_depth, "with --sim pct: depth d (d - 1 change points)")
+      ->type_name("D")
+      ->check(CLI::Range(1, kMaxPctDepth))
+      ->needs(sim);
+}
+
+std::optional<SimSpec> sim_spec_of(const CLI::App& sub, const SimOptions& o,
+                                   InputErrors& errors) {
+  if (o.strategy.empty()) return std::nullopt;
+  SimSpec s;
+  s.strategy = *sim_strategy_from_name(o.strategy);  // CLI11 checked the name
+  s.pct_depth = o.pct_depth;
+  if (sub.count("--pct-depth") > 0 && s.strategy != SimStrategy::kPct) {
+    errors.push_back({"--pct-depth", "", "only with --sim pct (a random walk has no depth)"});
+  }
+  return s;
+}
+
+namespace {
+
+// sim_scenarios: the scenarios whose engine runs under simulation; the others are
+// bad input when `named`, else skipped with a line on err.
+std::vector<Scenario> sim_scenarios(std::vector<Scenario> scenarios, bool named,
+                                    InputErrors& errors, const CliEnv& env) {
+  std::vector<Scenario> out;
+  std::vector<std::string> skipped;
+  for (Scenario& s : scenarios) {
+    std::string why;
+    const SubjectInfo* engine = engine_for(s, why);
+    if (engine != nullptr && engine->sim_refusal.empty()) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    const std::string reason =
+        engine == nullptr ? why : fmt::format("engine {}: {}", engine->name, engine->sim_refusal);
+    if (named) {
+      errors.push_back({s.source, "/actors", "--sim cannot run this scenario: " + reason});
+    } else {
+      skipped.push_back(fmt::format("{} ({})", s.name, reason));
+    }
+  }
+  for (const std::string& line : skipped) {
+    *env.err << "tlab: --sim: skipping " << line << "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_outputs(CLI::App& sub, OutputOptions& o, bool junit) {
   sub.add_option("--report", o.report_path, "write the JSON report to F (atomically)")
       ->type_name("F");
@@ -146,7 +202,7 @@ ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
     const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject,
-    const Repetition& repeat) {
+    const Repetition& repeat, const std::optional<SimSpec>& sim) {
   ScenarioRun r;
   const ScenarioLoader loader;
   InputErrors errors;
@@ -176,6 +232,12 @@ ScenarioRun run_scenarios(
       r.exit = kExitInterrupted;
       return r;
     }
+  }
+  if (sim) r.scenarios = sim_scenarios(std::move(r.scenarios), !paths.empty(), errors, env);
+  if (sim && r.scenarios.empty() && errors.empty()) {
+    *env.err << "tlab: --sim: no scenario's engine runs under simulation\n";
+    r.exit = kExitBadInput;
+    return r;
   }
   if (subject != nullptr && r.scenarios.empty() && errors.empty()) {
     *env.err << fmt::format("tlab: no scenario applies to subject {}\n", subject->name);

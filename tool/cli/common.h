@@ -48,6 +48,17 @@ CLI::Validator mutant_check();
 // from the source tree.
 void add_example(CLI::App& sub, const std::string& example);
 
+// SimOptions: --sim random|pct and --pct-depth N (runner/sim_spec.h).
+struct SimOptions {
+  std::string strategy;  // empty: real threads
+  int pct_depth = 3;
+};
+// add_sim_options: adds --sim and --pct-depth (which needs --sim) bound to `o`.
+void add_sim_options(CLI::App& sub, SimOptions& o);
+// sim_spec_of: the SimSpec `o` asks for (nullopt without --sim); appends an error
+// for --pct-depth without --sim pct.
+std::optional<SimSpec> sim_spec_of(const CLI::App& sub, const SimOptions& o, InputErrors& errors);
+
 // OutputOptions: --report F, --junit F, --json.
 struct OutputOptions {
   std::string report_path;
@@ -120,10 +131,13 @@ struct ScenarioRun {
 // With `subject` (--subject), the scenarios are those it can play
 // (subject_option.h: named files it cannot play are bad input). `repeat` runs
 // trials or rounds (Repetition); each round after a clean one says so on err.
+// With `sim` (--sim), the scenarios are those whose engine runs under simulation
+// (subjects.h, SubjectInfo::sim_refusal): the built-in suite's others are skipped
+// with a line on err naming each and why; a named file that cannot is bad input.
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
     const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr,
-    const Repetition& repeat = {});
+    const Repetition& repeat = {}, const std::optional<SimSpec>& sim = std::nullopt);
 
 }  // namespace tlab::tool

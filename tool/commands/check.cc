@@ -40,6 +40,7 @@ struct CheckOptions {
   std::uint64_t property_seed = 1;
   int property_tests = 100;
   std::uint32_t repeat = 1;
+  SimOptions sim;
   LayerSources sources;
   OutputOptions outputs;
 };
@@ -74,12 +75,17 @@ class CheckCommand final : public Command {
     add_layer_binaries(sub, o_.sources);
     // The models and layers check core's code; a subject is the user's.
     sub.get_option("--subject")->excludes("--models");
+    add_sim_options(sub, o_.sim);
+    sub.get_option("--sim")->excludes("--subject");
     add_outputs(sub, o_.outputs, /*junit=*/true);
     add_example(sub, "tlab check --junit check.xml");
   }
 
   int run(const CliEnv& env) override {
     Overrides ov;
+    InputErrors errors;
+    ov.sim = sim_spec_of(*sub_, o_.sim, errors);
+    if (!errors.empty()) return bad_input(errors, env);
     std::optional<SubjectFacts> subject;
     if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
     if (subject && !o_.outputs.json) {
@@ -89,7 +95,7 @@ class CheckCommand final : public Command {
     if (sub_->count("--repeat") > 0) repeat.trials = o_.repeat;
     ScenarioRun r = run_scenarios(
         "check", o_.paths, [&](const std::vector<Scenario>& s) { return plan_check(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr, repeat);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim);
     if (r.exit) return *r.exit;
     Report& report = r.report;
     // A subject on tlab's clock also gets the property layer: random ABI call

@@ -12,6 +12,12 @@
 //   |                                               | 3 error or timeout              |
 //   | a trial ended in error (recorded: not error)  | 3: the replay decided nothing   |
 //   | otherwise, a trial's verdict differs          | 4 kExitNotReproduced            |
+//
+// A simulated case (its record has "sim") must reproduce exactly, not just its
+// verdict: every trial is compared with the record by first_difference
+// (report/result_diff.h: verdict, violations, counters with the schedule's trace
+// hash, histograms); the first trial that differs is exit 4, naming the
+// difference.
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -23,6 +29,7 @@
 #include "cli/common.h"
 #include "cli/subject_option.h"
 #include "plan/trials.h"
+#include "report/result_diff.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
@@ -107,6 +114,7 @@ class ReplayCommand final : public Command {
     ov.seed = target->seed;
     ov.operations = target->operations;
     ov.budget_s = target->budget_s;
+    ov.sim = target->sim;
     if (subject) {
       ov.subject = target->subject_spec;
       ov.subject_name = subject->name;
@@ -119,6 +127,7 @@ class ReplayCommand final : public Command {
     ExecuteOptions options;
     options.command = "replay";
     options.show_progress = env.stderr_is_tty;
+    if (target->sim) return replay_exactly(*target, specs, scenarios, *runner, options, env);
     if (o_.repeat > 1) options.trials = o_.repeat;
     const Report report = execute_plan(specs, scenarios, *runner, options);
     const int written = finish(report, o_.outputs, env);
@@ -128,6 +137,39 @@ class ReplayCommand final : public Command {
   }
 
  private:
+  // replay_exactly: a simulated case, --repeat times one run each; every run must
+  // equal the record (first_difference). Exit as the file's table says.
+  int replay_exactly(const ReplayTarget& target, const std::vector<CaseSpec>& specs,
+                     const std::vector<Scenario>& scenarios, Runner& runner,
+                     const ExecuteOptions& options, const CliEnv& env) const {
+    Report report;
+    for (std::uint32_t i = 1; i <= o_.repeat; ++i) {
+      report = execute_plan(specs, scenarios, runner, options);
+      if (report.interrupted || report.cases.empty()) return finish(report, o_.outputs, env);
+      const CaseResult& got = report.cases.front().result;
+      if (auto diff = first_difference(target.recorded, got)) {
+        const int written = finish(report, o_.outputs, env);
+        *env.err << fmt::format("replay of {}: NOT reproduced exactly in simulation (replay {}/{}): "
+                                "{}\n",
+                                target.case_id, i, o_.repeat, *diff);
+        if (written == kExitInternal) return written;
+        return got.verdict == Verdict::kError && target.recorded.verdict != Verdict::kError
+                   ? kExitInternal
+                   : kExitNotReproduced;
+      }
+    }
+    const int written = finish(report, o_.outputs, env);
+    const auto& counters = report.cases.front().result.counters;
+    const auto hash = counters.find("sim_trace_hash");
+    *env.err << fmt::format(
+        "replay of {}: recorded verdict {}, replayed verdict {}: reproduced exactly in "
+        "simulation {}/{} (verdict, violations, counters, histograms; schedule trace 0x{:016x})\n",
+        target.case_id, target.recorded_verdict, target.recorded_verdict, o_.repeat, o_.repeat,
+        hash == counters.end() ? 0 : hash->second);
+    if (written == kExitInternal) return written;
+    return report.exit_code();
+  }
+
   // judge_replay: says whether `replayed` reproduced the recorded verdict, and
   // returns the exit code (the table at the top of this file).
   static int judge_replay(const ReplayTarget& target, const CaseRecord& replayed, int code,

@@ -39,6 +39,7 @@ struct RunOptions {
   std::string subject;
   std::uint32_t until_fail = 0;
   bool vary_seed = false;
+  SimOptions sim;
   OutputOptions outputs;
 };
 
@@ -58,6 +59,9 @@ class RunCommand final : public Command {
     add_subject_option(sub, o_.subject);
     // A subject is not core's engine: core's strategies and mutants are not in it.
     sub.get_option("--subject")->excludes(strategy)->excludes(mutant);
+    add_sim_options(sub, o_.sim);
+    // A subject's own threads are not tasks of tlab's simulation.
+    sub.get_option("--sim")->excludes("--subject");
     sub.add_option("--seed", o_.seed, "override every scenario's seed")
         ->type_name("N")
         ->check(CLI::Range(std::uint64_t{0}, kMaxSeed));
@@ -86,6 +90,9 @@ class RunCommand final : public Command {
     if (sub_->count("--seed") > 0) ov.seed = o_.seed;
     if (sub_->count("--operations") > 0) ov.operations = o_.operations;
     if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
+    InputErrors errors;
+    ov.sim = sim_spec_of(*sub_, o_.sim, errors);
+    if (!errors.empty()) return bad_input(errors, env);
     std::optional<SubjectFacts> subject;
     if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
     Repetition repeat;
@@ -93,7 +100,7 @@ class RunCommand final : public Command {
     repeat.vary_seed = o_.vary_seed;
     ScenarioRun r = run_scenarios(
         "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr, repeat);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim);
     if (r.exit) return *r.exit;
     const int code = finish(r.report, o_.outputs, env);
     if (const auto& u = r.report.until_fail; u && !r.report.interrupted) {

@@ -65,6 +65,7 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
   c.budget_s = o.budget_s.value_or(s.run.budget_s);
   c.expect_fail = expect_fail;
   if (o.subject) c.subject = *o.subject;
+  c.sim = o.sim;
   return c;
 }
 

@@ -41,6 +41,8 @@ struct Overrides {
   // name, used in case ids.
   std::optional<std::string> subject;
   std::string subject_name;
+  // --sim: every case runs under deterministic simulation (CaseSpec::sim).
+  std::optional<SimSpec> sim;
 };
 
 // plan_run: the cases of `tlab run`.

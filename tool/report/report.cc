@@ -61,6 +61,9 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   j["budget_s"] = c.budget_s;
   j["expect_fail"] = c.expect_fail;
   if (c.subject_spec) j["subject_spec"] = *c.subject_spec;
+  if (c.sim) {
+    j["sim"] = {{"strategy", name_of(c.sim->strategy)}, {"pct_depth", c.sim->pct_depth}};
+  }
   // The result's own JSON (runner/case_result.h), with "caught" after the verdict.
   const nlohmann::ordered_json result = c.result.to_json();
   for (auto it = result.begin(); it != result.end(); ++it) {
@@ -148,6 +151,7 @@ CaseRecord CaseRecord::from(const CaseSpec& spec, CaseResult result) {
   c.budget_s = spec.budget_s;
   c.expect_fail = spec.expect_fail;
   if (!spec.subject.empty()) c.subject_spec = spec.subject;
+  c.sim = spec.sim;
   c.result = std::move(result);
   return c;
 }
@@ -443,7 +447,13 @@ std::optional<ReplayTarget> load_replay_target(const std::string& path,
   t.operations = c.at("operations").get<std::uint64_t>();
   t.budget_s = c.at("budget_s").get<double>();
   if (c.contains("subject_spec")) t.subject_spec = c.at("subject_spec").get<std::string>();
+  if (c.contains("sim")) {
+    // The schema admits only the catalogued names.
+    t.sim = SimSpec{*sim_strategy_from_name(c.at("sim").at("strategy").get<std::string>()),
+                    c.at("sim").at("pct_depth").get<int>()};
+  }
   t.recorded_verdict = c.at("verdict").get<std::string>();
+  t.recorded = CaseResult::from_json(c);
   return t;
 }
 

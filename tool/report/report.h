@@ -99,6 +99,7 @@ struct CaseRecord {
   double budget_s = 0;
   bool expect_fail = false;
   std::optional<std::string> subject_spec;  // --subject (CaseSpec::subject), for replay
+  std::optional<SimSpec> sim;               // --sim (CaseSpec::sim), for replay
   CaseResult result;
   std::optional<ModelRunRecord> model;
   // A property-layer run on a subject (layers/subject_property_run.h): the
@@ -206,7 +207,10 @@ struct ReplayTarget {
   std::uint64_t operations = 0;
   double budget_s = 0;
   std::optional<std::string> subject_spec;
+  std::optional<SimSpec> sim;
   std::string recorded_verdict;
+  // The recorded result (a simulated case replays bit for bit: replay compares it).
+  CaseResult recorded;
 };
 
 // load_replay_target: reads a report file, validates it against the report schema

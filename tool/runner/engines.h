@@ -72,6 +72,9 @@ void with_token_bits(int bits, F&& f) {
 
 // The drivers. Each returns normally after its end-of-case analysis.
 void run_service_engine(CaseContext& ctx);
+// run_service_engine_sim: the kService engine under simulation (ctx.spec().sim);
+// run_service_engine calls it for a simulated case.
+void run_service_engine_sim(CaseContext& ctx);
 void run_executor_engine(CaseContext& ctx);
 void run_mutex_engine(CaseContext& ctx);
 void run_wait_group_engine(CaseContext& ctx);

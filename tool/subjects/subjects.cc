@@ -104,7 +104,9 @@ const std::array<SubjectInfo, 7> kEngineSubjects{{
      "Waiter<P, token_bits> and TimerTasks on TimerService<Q, P> (seeds 000 and 001)",
      &runner::run_service_engine,
      nullptr,
-     {{{"fire_lateness", {}}, {"cancel_to_resume", {R::kWaiter, R::kCanceller}}}}},
+     {{{"fire_lateness", {}}, {"cancel_to_resume", {R::kWaiter, R::kCanceller}}}},
+     nullptr,
+     ""},
     // No engine driver of its own (never selected by roles): it runs only as
     // `--subject timed_semaphore`, through the generic timed-wait driver.
     {"timed_semaphore",

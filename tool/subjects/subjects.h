@@ -99,6 +99,12 @@ using CaseDriver = void (*)(runner::CaseContext&);
 using AbiFactory = const tlab_subject* (*)(std::string_view name);
 using CompareFactory = std::unique_ptr<compare::Subject> (*)(std::string_view subject);
 
+// The engines whose drivers still start std::threads and sleep on the steady
+// clock: their actors are not yet tasks of a simulation.
+inline constexpr std::string_view kNotSimulated =
+    "its driver is not ported to SimPlatform yet (its actors are real threads on the steady "
+    "clock)";
+
 struct SubjectInfo {
   std::string_view name;
   SubjectOrigin origin;
@@ -113,6 +119,9 @@ struct SubjectInfo {
   CompareFactory compare;                    // nullptr: not measured by compare
   std::array<LatencyMeasure, 2> measures{};  // engines: the boundable histograms recorded
   AbiFactory abi = nullptr;  // nullptr: cannot be run as `--subject NAME`
+  // engines: empty when the driver runs a case under simulation (--sim,
+  // runner/sim_run.h); else why it cannot, as `tlab run --sim` says it.
+  std::string_view sim_refusal = kNotSimulated;
 };
 
 // subjects: every row, strategies first (in core's order), then engines (in

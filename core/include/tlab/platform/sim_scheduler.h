@@ -20,9 +20,10 @@
 //   |          | that yields (a spin loop) drops to the lowest priority too, or  |
 //   |          | it would spin forever ahead of the task it waits for            |
 //
-// Time. now() starts at kSimEpoch and moves only when no task can run: then it
-// jumps to the earliest deadline of a timed block (a wait_until, a try_lock_for's
-// wait), and every task blocked until then wakes timed out. So a timed wait
+// Time. now() starts at Options::epoch_ns (kSimEpoch by default) and moves only
+// when no task can run: then it jumps to the earliest deadline of a timed block (a
+// wait_until, a try_lock_for's wait), and every task blocked until then wakes
+// timed out. So a timed wait
 // genuinely times out, at its virtual deadline, in exactly the schedules where
 // nobody wakes it first; no wall-clock time passes (a run of hours of virtual time
 // takes microseconds).
@@ -68,6 +69,7 @@ struct Options {
   int pct_depth = 3;                        // kPct: depth d (d - 1 change points)
   std::uint64_t expected_steps = 10'000;    // kPct: change points are drawn in [1, this]
   std::uint64_t max_steps = 10'000'000;     // beyond: End::kStepLimit
+  std::int64_t epoch_ns = std::int64_t{1} << 40;  // now() when the run starts (kSimEpoch)
 };
 
 enum class End : std::uint8_t { kCompleted, kDeadlock, kStepLimit };
@@ -77,7 +79,7 @@ struct Outcome {
   std::uint64_t steps = 0;       // scheduling points passed
   std::uint64_t switches = 0;    // points at which another task was chosen
   std::uint64_t trace_hash = 0;  // FNV-1a over the task chosen at every point
-  std::int64_t virtual_ns = 0;   // now() - kSimEpoch at the end
+  std::int64_t virtual_ns = 0;   // now() - Options::epoch_ns at the end
   std::string blocked;           // kDeadlock: "name (on 0x...)" per blocked task
 };
 
@@ -156,7 +158,7 @@ class Scheduler {
     std::vector<std::uint64_t> change_points;
     std::vector<std::unique_ptr<Task>> tasks;
     Task* running = nullptr;
-    std::int64_t now_ns = kSimEpoch;
+    std::int64_t now_ns = opt.epoch_ns;
     std::uint64_t demotions = 0;  // kPct: change points passed so far
     Outcome out;
     bool started = false;
@@ -206,7 +208,7 @@ class Scheduler {
           if (t->thread.joinable()) t->thread.detach();
         }
       }
-      out.virtual_ns = now_ns - kSimEpoch;
+      out.virtual_ns = now_ns - opt.epoch_ns;
       return out;
     }
 

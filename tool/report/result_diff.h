@@ -1,0 +1,25 @@
+// tlab/tool/report/result_diff.h: whether two results of one case are the same,
+// bit for bit, and if not the first difference in words.
+//
+// What a deterministic run must reproduce: the verdict, every violation's count
+// and first example, every counter, and every histogram (exact buckets). What it
+// may not: duration_s, peak_rss_bytes, sanitizer reports and the message (the
+// host's, not the run's). `tlab replay` of a simulated case and the sim-mode
+// replay tests use it.
+//
+// Cost: O(violations + counters + histogram buckets). Ground rules: pure.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "runner/case_result.h"
+
+namespace tlab::tool {
+
+// first_difference: nullopt when `replayed` reproduces `recorded` exactly, else
+// the first difference found ("counter sim_trace_hash: recorded 123, replayed 456").
+std::optional<std::string> first_difference(const CaseResult& recorded,
+                                            const CaseResult& replayed);
+
+}  // namespace tlab::tool

@@ -1,0 +1,609 @@
+// tlab/tool/runner/service_case.h: the kService engine's case (engines.h):
+// waiters, schedulers, throwers and cancellers against one TimerService<Q, P>.
+// The engine runs it on real threads (engine_service.cc), on one thread with a
+// manual clock (clock: virtual), or under deterministic simulation
+// (engine_service_sim.cc, P = SimPlatform: every actor and the timer thread are
+// tasks of one seeded scheduler and every wait is on virtual time).
+//
+// Actors:
+//   waiter     Waiter<P, Bits>::timeout(service, timeout_us) in a loop; publishes
+//              (token, arming number) in its slot in before_suspend
+//   canceller  after delay_us, cancels the token it read from a random live waiter
+//              slot (or, with no waiters, a random live task via service.cancel)
+//   scheduler  one task per operation, delay_us ahead (mode once: alternately
+//              schedule(task, d) and schedule_at(task, deadline_after<P>(now, d)),
+//              so both the service's and the clock's delay arithmetic are used;
+//              fixed_delay / fixed_rate with period_us); then cancels it with
+//              cancel_probability, alternately service.cancel(task) and task->cancel()
+//   thrower    one task per operation, delay_us ahead, whose callback throws
+//   timer_thread  the service's own thread (steady clock; implicit when absent)
+//
+// Oracles, decided from per-task records and the arming ledger (arming_ledger.h),
+// each under its own lock, as tasks and armings resolve; a record lives only while
+// its task can still change an answer (TaskRec says when), so the runner's memory
+// is O(live tasks + cancels in flight), not O(run.operations) (docs/design.md,
+// "Resources"):
+//   double_resume     the Waiter's own double_resumes/stale_wakeups; an arming
+//                     with two winning cancellers
+//   wrong_result      an arming that returned CANCELED though no canceller won
+//                     resolve with ITS token (a stale token won: the ABA of RFC
+//                     0014), and a schedule*() that accepted a negative delay
+//   early_fire        an arming EXPIRED, or a task ran, before its deadline on the
+//                     engine's clock
+//   fired_after_cancel a one-shot task that ran although cancel returned true; a
+//                     periodic task that started two runs after its cancel returned
+//   lost_timer        a one-shot task due before the drain horizon that neither ran
+//                     nor was cancelled by the end of the drain
+//   lost_wakeup       the watchdog (stress_runner.cc) saw a waiter parked far past
+//                     its deadline; a shutdown_now() that did not return
+//   task_exceptions   a thrower's exception not counted by the service, or a dead
+//                     timer thread (a probe task scheduled at the end never runs)
+//   conservation      armed = fired + cancelled + pending, against service.pending()
+//                     and the Waiter's own counters
+// Latency: fire_lateness (run start - deadline; fixed-rate against the ideal
+// schedule first + k * period, so drift shows), cancel_to_resume (a winning
+// cancel to its waiter's return), schedule_cost, cancel_cost.
+//
+// Cost: the actors' operations plus O(1) bookkeeping each (TaskBook, the arming
+// ledger); memory O(live tasks + cancels in flight). Ground rules: run() on the
+// case child's main thread, or under simulation on the driver task (run_in_sim);
+// it starts and joins every actor. The engine's own locks are std::mutex held
+// only around plain code, never across a Platform operation (a simulated run
+// would hang). Memory ordering: producers_done_ is a release/acquire pair between
+// the driver and the cancellers; the counters are relaxed (read after joins).
+#include <algorithm>
+#pragma once
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+
+#include <fmt/format.h>
+
+#include "runner/arming_ledger.h"
+#include "runner/engines.h"
+#include "runner/service_tasks.h"
+#include "runner/sim_run.h"
+#include "tlab/platform/platform.h"
+#include "tlab/platform/sim_platform.h"
+#include "tlab/platform/stress_platform.h"
+#include "tlab/queue/strategy.h"
+#include "tlab/timer_service.h"
+#include "tlab/waiter.h"
+
+namespace tlab::tool::runner {
+
+// Where a virtual clock starts: 2^62 ns, so that a huge delay crosses INT64_MAX.
+// A simulated case starts there too (its scheduler's epoch).
+inline constexpr std::int64_t kVirtualEpochNs = std::int64_t{1} << 62;
+
+template <class Q, class P, unsigned Bits>
+class ServiceCase {
+ public:
+  using Service = TimerService<Q, P>;
+  using W = Waiter<P, Bits>;
+  using Token = typename W::Token;
+  using Book = TaskBook<Q, P>;
+  using Live = typename Book::Live;
+  // kVirtual: one thread on a manual clock (run_virtual); kSim: every actor and the
+  // timer thread are tasks of a deterministic simulation (sim_platform.h), so every
+  // wait below is on virtual time; otherwise real threads on the steady clock.
+  static constexpr bool kVirtual = P::Clock::kVirtual;
+  static constexpr bool kSim = std::is_same_v<P, SimPlatform>;
+
+  explicit ServiceCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
+
+  void run() {
+    if constexpr (kVirtual) {
+      clock_.set(Instant::from_ns(kVirtualEpochNs));
+    }
+    TimerServiceOptions opts;
+    opts.start_thread = !kVirtual;
+    opts.queue = queue_config_of(s_);
+    service_ = std::make_unique<Service>(clock_, opts);
+    timer_actor_ = &ctx_.add_actor(kVirtual ? "driver#0" : "timer_thread#0");
+    tasks_ = std::make_unique<Book>(ctx_, *service_, clock_, ctx_.log_of(*timer_actor_), base_);
+    build_actors();
+    if constexpr (kVirtual) {
+      ctx_.actors_ready();
+      run_virtual();
+    } else {
+      // Under simulation the watchdog is a task on virtual time (sim_watchdog); the
+      // monitor thread's rescue would call into the simulation from outside it.
+      if constexpr (!kSim) set_rescue_hook([this](std::size_t i) { rescue(i); });
+      ctx_.actors_ready();
+      run_threads();
+    }
+    drain_and_check();
+    set_rescue_hook(nullptr);
+  }
+
+ private:
+  struct Slot {
+    ActorState* st = nullptr;
+    std::mutex mu;
+    Token token{};
+    std::uint64_t seq = 0;
+    std::int64_t deadline = 0;  // engine clock ns of the live arming (sim_watchdog)
+    bool live = false;
+    W waiter;
+  };
+  struct ActorRun {
+    const Actor* spec = nullptr;
+    ActorState* st = nullptr;
+    std::size_t index = 0;
+    std::size_t slot = 0;           // waiters: index in slots_ and in the ledger
+    std::size_t resolver = 0;       // cancellers: index in the ledger
+    std::int64_t next_virtual = 0;  // virtual mode: when the next operation is due
+    std::uint64_t quota = 0;        // its share of run.operations (not cancellers)
+  };
+
+  std::int64_t now() const { return clock_.now().ns(); }
+
+  void build_actors() {
+    std::size_t index = 0;
+    // Numbered per role across actor groups: two groups of schedulers must not both
+    // have a "scheduler#0", because oracles (FIFO among ties) key on the name as
+    // "one thread's program order".
+    std::array<int, kRoleCount> per_role{};
+    ledger_ = std::make_unique<ArmingLedger>(
+        ctx_, static_cast<std::size_t>(count_of(s_, Role::kCanceller)), base_);
+    for (const Actor& a : s_.actors) {
+      if (a.role == Role::kTimerThread) continue;
+      for (int i = 0; i < a.count; ++i, ++index) {
+        const int n = per_role[static_cast<std::size_t>(a.role)]++;
+        ActorRun r;
+        r.spec = &a;
+        r.st = &ctx_.add_actor(fmt::format("{}#{}", name_of(a.role), n));
+        r.index = index;
+        if (a.role == Role::kWaiter) {
+          r.slot = ledger_->add_slot(r.st->name, ctx_.log_of(*r.st));
+          slots_.emplace_back().st = r.st;
+        }
+        if (a.role == Role::kCanceller) r.resolver = static_cast<std::size_t>(n);
+        runs_.push_back(std::move(r));
+      }
+    }
+    std::size_t workers = 0;
+    for (const ActorRun& r : runs_) workers += r.spec->role != Role::kCanceller;
+    std::size_t k = 0;
+    for (ActorRun& r : runs_) {
+      if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, workers);
+    }
+  }
+
+  // ---- actors on threads (steady clock) ------------------------------------------
+
+  void waiter_loop(ActorRun& r, std::mt19937_64& rng) {
+    Slot& slot = slots_[r.slot];
+    ActorLog& log = ctx_.log_of(*r.st);
+    std::uint64_t seq = 0;
+    while (ctx_.take_op(r.quota)) {
+      const std::int64_t d_us = r.spec->timeout_us->sample(rng);
+      const Duration d = Duration::microseconds(d_us);
+      const std::int64_t armed = now();
+      const std::int64_t deadline = (Instant::from_ns(armed) + d).ns();
+      ++seq;
+      if constexpr (!kSim) r.st->deadline_ns.store(steady_ns() + d.ns(), std::memory_order::relaxed);
+      const TimeoutResult res = slot.waiter.timeout(*service_, d, [&](Token t) {
+        std::lock_guard lk(slot.mu);
+        slot.token = t;
+        slot.seq = seq;
+        slot.deadline = deadline;
+        slot.live = true;
+        r.st->set(Phase::kParked, t.raw());
+      });
+      const std::int64_t back = now();
+      r.st->deadline_ns.store(0, std::memory_order::relaxed);
+      r.st->set(Phase::kWorking);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+      std::uint32_t tok;
+      {
+        std::lock_guard lk(slot.mu);
+        slot.live = false;
+        tok = slot.token.raw();
+      }
+      ledger_->record(r.slot, {seq, tok, armed, back, res});
+      if (res == TimeoutResult::kExpired) {
+        log.sample(Latency::kFireLateness, back - deadline);
+        if (back < deadline) {
+          ctx_.violation(
+              Oracle::kEarlyFire,
+              fmt::format("{}: arming {} (token 0x{:x}, timeout {} us) returned EXPIRED at "
+                          "{}, {} before its deadline {}",
+                          r.st->name, seq, tok, d_us, ctx_.at(back - base_),
+                          fmt_ns(deadline - back), ctx_.at(deadline - base_)));
+        }
+      }
+    }
+  }
+
+  void canceller_loop(ActorRun& r, std::mt19937_64& rng) {
+    ActorLog& log = ctx_.log_of(*r.st);
+    std::uint64_t parked_hits = 0;
+    while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
+      const std::int64_t delay = r.spec->delay_us->sample(rng);
+      if (slots_.empty()) {
+        const Live target = tasks_->pick_live(rng);
+        pause_us(delay);
+        if (target.rec != nullptr && target.task->state() == TaskState::kScheduled) {
+          tasks_->cancel_task(*target.rec, target.task, r.st->name, log, true);
+          r.st->ops.fetch_add(1, std::memory_order::relaxed);
+        }
+        continue;
+      }
+      const std::size_t i = std::uniform_int_distribution<std::size_t>(0, slots_.size() - 1)(rng);
+      Slot& slot = slots_[i];
+      Token t;
+      std::uint64_t seq;
+      {
+        std::lock_guard lk(slot.mu);
+        if (!slot.live) {
+          t = Token{};
+          seq = 0;
+        } else {
+          t = slot.token;
+          seq = slot.seq;
+        }
+      }
+      if (seq == 0) {
+        P::yield();
+        continue;
+      }
+      r.st->set(Phase::kSleeping, t.raw());
+      pause_us(delay);
+      r.st->set(Phase::kWorking, t.raw());
+      // Whether the target is already parked (Waiter::parked(), a snapshot): the
+      // counter says how often cancels hit a parked waiter rather than one still
+      // arming; it is also the read that mutant data_race_plain_flag makes racy.
+      parked_hits += slot.waiter.parked();
+      const std::int64_t t0 = ledger_->begin_cancel(r.resolver, [this] { return now(); });
+      const bool won = slot.waiter.cancel(t);
+      const std::int64_t t1 = now();
+      const ArmingLedger::Win w{i, seq, t.raw(), t0, t1, &r.st->name};
+      ledger_->end_cancel(r.resolver, won ? &w : nullptr);
+      log.sample(Latency::kCancelCost, t1 - t0);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+    }
+    ctx_.add("cancels_on_parked_waiters", parked_hits);
+  }
+
+  void producer_loop(ActorRun& r, std::mt19937_64& rng) {
+    ActorLog& log = ctx_.log_of(*r.st);
+    while (ctx_.take_op(r.quota)) {
+      while (tasks_->live() >= s_.run.max_pending && !ctx_.stopping()) {
+        r.st->set(Phase::kWaiting);
+        pause_us(100);
+      }
+      tasks_->schedule_one(*r.spec, *r.st, rng, log);
+      r.st->ops.fetch_add(1, std::memory_order::relaxed);
+    }
+  }
+
+  // The watchdog's rescue: cancel the parked waiter's current token (the canceller
+  // "watchdog" wins, so the arming is accounted for).
+  void rescue(std::size_t actor_index) {
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      if (&ctx_.actors()[actor_index] == slots_[i].st) rescue_slot(i);
+    }
+  }
+  void rescue_slot(std::size_t i) {
+    Token t;
+    std::uint64_t seq;
+    {
+      std::lock_guard lk(slots_[i].mu);
+      if (!slots_[i].live) return;
+      t = slots_[i].token;
+      seq = slots_[i].seq;
+    }
+    static const std::string kWatchdog = "watchdog";
+    const std::size_t me = ledger_->watchdog();
+    const std::int64_t t0 = ledger_->begin_cancel(me, [this] { return now(); });
+    const bool won = slots_[i].waiter.cancel(t);
+    const ArmingLedger::Win w{i, seq, t.raw(), t0, now(), &kWatchdog};
+    ledger_->end_cancel(me, won ? &w : nullptr);
+  }
+
+  // pause_us: an actor's pause (a canceller's delay, a producer's back-off, the
+  // drain's poll): real sleep, or under simulation a timed block on virtual time.
+  void pause_us(std::int64_t us) {
+    if constexpr (kSim) {
+      sim_sleep_us(us);
+    } else {
+      sleep_us(ctx_, us);
+    }
+  }
+  // wall_ns: the clock the end-of-case limits are measured on (virtual under
+  // simulation, where a limit must not depend on how fast the host is).
+  std::int64_t wall_ns() const {
+    if constexpr (kSim) return now();
+    return steady_ns();
+  }
+
+  // The watchdog under simulation: every half grace of virtual time, a waiter still
+  // parked a grace past its deadline is a lost wakeup (as monitor_loop says on real
+  // threads) and is rescued. It stops with the producers.
+  void sim_watchdog() {
+    const std::int64_t grace = lost_wakeup_grace_ns(s_);
+    std::vector<std::uint64_t> reported(slots_.size(), 0);
+    while (!producers_done_.load(std::memory_order::acquire)) {
+      pause_us(grace / 2000);
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        Slot& slot = slots_[i];
+        std::int64_t deadline;
+        std::uint64_t seq;
+        {
+          std::lock_guard lk(slot.mu);
+          if (!slot.live || reported[i] == slot.seq) continue;
+          deadline = slot.deadline;
+          seq = slot.seq;
+        }
+        if (now() - deadline < grace) continue;
+        reported[i] = seq;
+        ctx_.violation(Oracle::kLostWakeup,
+                       fmt::format("{}: arming {} parked past its deadline {}, and nobody woke it "
+                                   "within {} of simulated time (the watchdog unparked it)",
+                                   slot.st->name, seq, ctx_.at(deadline - base_), fmt_ns(grace)));
+        rescue_slot(i);
+      }
+    }
+  }
+
+  void run_threads() {
+    std::vector<ThreadOf<P>> producers, cancellers;
+    for (ActorRun& r : runs_) {
+      auto body = [this, &r] {
+        stress::seed_thread(ctx_.thread_seed(r.index));
+        std::mt19937_64 rng = ctx_.rng_for(r.index);
+        switch (r.spec->role) {
+          case Role::kWaiter:
+            waiter_loop(r, rng);
+            break;
+          case Role::kCanceller:
+            canceller_loop(r, rng);
+            break;
+          default:
+            producer_loop(r, rng);
+            break;
+        }
+        r.st->set(Phase::kDone);
+      };
+      (r.spec->role == Role::kCanceller ? cancellers : producers)
+          .push_back(spawn_thread<P>(body));
+    }
+    if constexpr (kSim) {
+      if (!slots_.empty()) cancellers.push_back(spawn_thread<P>([this] { sim_watchdog(); }));
+    }
+    for (auto& t : producers) t.join();
+    producers_done_.store(true, std::memory_order::release);  // pairs with canceller_loop
+    for (auto& t : cancellers) t.join();
+  }
+
+  // ---- one thread on virtual time ------------------------------------------------
+
+  void run_virtual() {
+    const std::int64_t tick = s_.engine.tick_us * 1000;
+    std::vector<std::mt19937_64> rngs;
+    for (ActorRun& r : runs_) rngs.push_back(ctx_.rng_for(r.index));
+    stress::seed_thread(ctx_.thread_seed(runs_.size()));
+    std::mt19937_64 order = ctx_.rng_for(runs_.size() + 1);
+    std::vector<std::size_t> idx(runs_.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    bool producing = true;
+    while (producing && !ctx_.stopping()) {
+      std::shuffle(idx.begin(), idx.end(), order);
+      producing = false;
+      for (std::size_t i : idx) {
+        ActorRun& r = runs_[i];
+        ActorLog& log = ctx_.log_of(*r.st);
+        if (r.spec->role == Role::kCanceller) {
+          if (r.next_virtual == 0)
+            r.next_virtual = now() + r.spec->delay_us->sample(rngs[i]) * 1000;
+          if (now() < r.next_virtual) continue;
+          const Live target = tasks_->pick_live(rngs[i]);
+          if (target.rec == nullptr) continue;
+          if (target.task->state() == TaskState::kScheduled)
+            tasks_->cancel_task(*target.rec, target.task, r.st->name, log, true);
+          r.next_virtual = 0;
+          continue;
+        }
+        if (tasks_->live() >= s_.run.max_pending) {
+          producing = true;
+          continue;
+        }
+        if (!ctx_.take_op(r.quota)) continue;
+        producing = true;
+        tasks_->schedule_one(*r.spec, *r.st, rngs[i], log);
+        r.st->ops.fetch_add(1, std::memory_order::relaxed);
+      }
+      clock_.advance(Duration::nanoseconds(tick));
+      service_->run_due(clock_.now());
+    }
+  }
+
+  // ---- the end of the case ---------------------------------------------------------
+
+  // until `drain_ns` after target. Steady: poll; virtual: advance and run_due.
+  void drain(std::int64_t target, std::int64_t drain_ns) {
+    const std::int64_t until = target + drain_ns;
+    timer_actor_->set(Phase::kWaiting);
+    for (;;) {
+      const bool settled = !tasks_->one_shot_due_by(target);
+      const bool periodic_left = tasks_->max_period() > 0 && now() < until;
+      if ((settled && !periodic_left) || now() >= until || ctx_.stopping()) return;
+      if constexpr (kVirtual) {
+        clock_.advance(Duration::microseconds(s_.engine.tick_us));
+        service_->run_due(clock_.now());
+      } else {
+        pause_us(1000);
+      }
+    }
+  }
+
+  void drain_and_check() {
+    const std::int64_t horizon = now();
+    // The target: the latest one-shot deadline still open, but at most 1 s and a
+    // third of the budget away (further tasks are pending at the end, not lost).
+    // Then a grace of 50 ms or 20 ticks, and 30 periods for periodic tasks so that
+    // drift has runs to show in.
+    const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
+    const std::int64_t last = std::max(horizon, tasks_->last_one_shot_deadline());
+    const std::int64_t target = std::min({last, horizon + 1'000'000'000, horizon + budget_third});
+    const std::int64_t drain_ns = std::max(
+        std::int64_t{0}, std::min(budget_third - (target - horizon),
+                                  std::max({std::int64_t{50'000'000}, 20 * s_.engine.tick_us * 1000,
+                                            30 * tasks_->max_period()})));
+    drain(target, drain_ns);
+
+    // A dead timer thread: a probe due now must run promptly.
+    if (!ctx_.stopping()) probe_timer_thread();
+
+    const TimerServiceStats before = service_->stats();
+    shutdown_bounded();
+    tasks_->check_tasks(target, before);
+    check_waiters();
+    ctx_.set_counter("service_tasks_run", before.tasks_run);
+    ctx_.set_counter("service_exceptions", before.exceptions);
+    ctx_.set_counter("service_cancelled", before.cancelled);
+    ctx_.set_counter("service_skipped_cancelled", before.skipped_cancelled);
+  }
+
+  void probe_timer_thread() {
+    std::atomic<bool> ran{false};
+    auto probe = TimerTask<P>::make([&ran] { ran.store(true, std::memory_order::release); });
+    const std::int64_t t0 = now();
+    try {
+      service_->schedule(probe, Duration::zero());
+    } catch (const std::logic_error& e) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("the service refused a probe task at {}: {}", ctx_.at(t0 - base_), e.what()));
+      return;
+    }
+    const std::int64_t limit = wall_ns() + 200'000'000 + lost_wakeup_grace_ns(s_) / 4;
+    while (!ran.load(std::memory_order::acquire)) {  // pairs with the probe's store
+      if constexpr (kVirtual) {
+        service_->run_due(clock_.now());
+        if (!ran.load(std::memory_order::acquire)) break;
+      } else {
+        if (wall_ns() > limit || ctx_.stopping()) break;
+        pause_us(1000);
+      }
+    }
+    if (!ran.load(std::memory_order::acquire)) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("timer thread dead: a probe task due at {} did not run within {}; the "
+                      "service's last error: '{}'",
+                      ctx_.at(t0 - base_), fmt_ns(limit - wall_ns() + 200'000'000),
+                      service_->last_error()));
+      service_->cancel(probe);
+    }
+  }
+
+  void shutdown_bounded() {
+    if constexpr (kVirtual) {
+      service_->shutdown_now();
+      return;
+    } else if constexpr (kSim) {
+      // A shutdown that never returns leaves every task blocked, which the scheduler
+      // ends as a deadlock (sim_run.h: a lost_wakeup naming the tasks). One that
+      // returns only once simulated time reached the sleeping timer thread's own
+      // deadline was not woken either: time is free here, so the bound the real
+      // threads get (a grace) is measured on the virtual clock.
+      const std::int64_t t0 = now();
+      service_->shutdown_now();
+      const std::int64_t took = now() - t0;
+      if (took > lost_wakeup_grace_ns(s_)) {
+        ctx_.violation(
+            Oracle::kLostWakeup,
+            fmt::format("timer thread: shutdown_now() called at {} returned only after {} of "
+                        "simulated time, when the sleeping timer thread's own deadline came: "
+                        "shutdown never woke it",
+                        ctx_.at(t0 - base_), fmt_ns(took)));
+      }
+      return;
+    } else {
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      const std::int64_t t0 = steady_ns();
+      std::thread t([this, done] {
+        service_->shutdown_now();
+        done->store(true, std::memory_order::release);  // pairs with the load below
+      });
+      const std::int64_t limit = t0 + 1'000'000'000 + lost_wakeup_grace_ns(s_) / 2;
+      while (!done->load(std::memory_order::acquire) && steady_ns() < limit) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      if (done->load(std::memory_order::acquire)) {
+        t.join();
+        return;
+      }
+      t.detach();
+      ctx_.violation(
+          Oracle::kLostWakeup,
+          fmt::format("timer thread: shutdown_now() called at {} has not returned after {}: "
+                      "the sleeping timer thread was never woken",
+                      ctx_.at(t0 - steady_base_), fmt_ns(steady_ns() - t0)));
+      emit_and_exit(ctx_, std::nullopt,
+                    "engine timer_service: the timer thread could not be stopped; the case process "
+                    "exits without joining it");
+    }
+  }
+
+  void check_waiters() {
+    ledger_->finish();
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      Slot& slot = slots_[i];
+      const auto c = slot.waiter.counters();
+      if (c.double_resumes + c.stale_wakeups > 0) {
+        ctx_.violation(
+            Oracle::kDoubleResume,
+            fmt::format("{}: the Waiter counted {} double resumes and {} stale wakeups over {} "
+                        "armings (a resolver that lost, or a stale token, resumed it)",
+                        slot.st->name, c.double_resumes, c.stale_wakeups, c.armings));
+      }
+      const std::uint64_t seen = ledger_->armings(i);
+      if (c.armings != seen || c.cancels + c.expiries != c.resumes ||
+          (c.double_resumes == 0 && c.resumes != c.armings)) {
+        ctx_.violation(Oracle::kConservation,
+                       fmt::format("{}: armings {} (runner saw {}) != cancels {} + expiries {}",
+                                   slot.st->name, c.armings, seen, c.cancels, c.expiries));
+      }
+    }
+    std::uint64_t armings = 0, cancels = 0, expiries = 0;
+    for (Slot& slot : slots_) {
+      const auto c = slot.waiter.counters();
+      armings += c.armings;
+      cancels += c.cancels;
+      expiries += c.expiries;
+    }
+    if (!slots_.empty()) {
+      ctx_.set_counter("waiter_armings", armings);
+      ctx_.set_counter("waiter_cancels", cancels);
+      ctx_.set_counter("waiter_expiries", expiries);
+      ctx_.set_counter("watchdog_rescues", ledger_->rescues());
+    }
+  }
+
+  CaseContext& ctx_;
+  const Scenario& s_;
+  typename P::Clock clock_{};
+  std::unique_ptr<Service> service_;
+  ActorState* timer_actor_ = nullptr;
+  std::unique_ptr<Book> tasks_;  // built once the service exists
+  std::deque<Slot> slots_;
+  std::deque<ActorRun> runs_;
+  std::unique_ptr<ArmingLedger> ledger_;  // built by build_actors
+  std::atomic<bool> producers_done_{false};
+  const std::int64_t steady_base_ = steady_ns() - ctx_.elapsed_ns();
+  // Subtracted from engine-clock instants before ctx_.at(): makes them case-relative.
+  // Simulated time starts at the run's epoch, which is now() on construction.
+  const std::int64_t base_ = kVirtual ? kVirtualEpochNs - steady_base_
+                             : kSim   ? clock_.now().ns() - steady_base_
+                                      : 0;
+};
+
+}  // namespace tlab::tool::runner
