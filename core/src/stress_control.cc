@@ -1,6 +1,8 @@
 // Implementation of tlab/platform/stress_control.h.
 #include "tlab/platform/stress_control.h"
 
+#include "tlab/platform/fault_decision.h"
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -22,11 +24,16 @@ static_assert(kMutantCount <= 64, "the mutant mask is one 64-bit word");
 
 thread_local std::mt19937_64 t_rng{0x9e3779b97f4a7c15ULL};
 
-void run_action(const FaultPlan& plan) noexcept {
+std::uint64_t draw_length(const FaultPlan& plan) noexcept {
   std::uint64_t len = plan.min_ns;
   if (plan.max_ns > plan.min_ns) {
     len = std::uniform_int_distribution<std::uint64_t>(plan.min_ns, plan.max_ns)(t_rng);
   }
+  return len;
+}
+
+void run_action(const FaultPlan& plan) noexcept {
+  const std::uint64_t len = draw_length(plan);
   switch (plan.action) {
     case FaultAction::kNone:
       return;
@@ -66,16 +73,31 @@ bool mutant_enabled(Mutant m) noexcept {
   return (g_mutant_mask.load(std::memory_order::relaxed) >> static_cast<unsigned>(m)) & 1U;
 }
 
-void hit(FaultPoint p) noexcept {
-  PointState& s = g_points[static_cast<std::size_t>(p)];
+namespace {
+
+// drawn: counts the hit and says whether the plan's action runs this time.
+bool drawn(PointState& s) noexcept {
   s.hits.fetch_add(1, std::memory_order::relaxed);
-  if (!s.armed.load(std::memory_order::relaxed)) return;
+  if (!s.armed.load(std::memory_order::relaxed)) return false;
   if (s.plan.probability < 1.0 &&
       std::uniform_real_distribution<double>(0.0, 1.0)(t_rng) >= s.plan.probability) {
-    return;
+    return false;
   }
   s.injected.fetch_add(1, std::memory_order::relaxed);
-  run_action(s.plan);
+  return true;
+}
+
+}  // namespace
+
+void hit(FaultPoint p) noexcept {
+  PointState& s = g_points[static_cast<std::size_t>(p)];
+  if (drawn(s)) run_action(s.plan);
+}
+
+std::optional<FaultDecision> decide(FaultPoint p) noexcept {
+  PointState& s = g_points[static_cast<std::size_t>(p)];
+  if (!drawn(s)) return std::nullopt;
+  return FaultDecision{s.plan.action, draw_length(s.plan)};
 }
 
 FaultStats stats(FaultPoint p) noexcept {

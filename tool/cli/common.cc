@@ -76,18 +76,13 @@ std::vector<Scenario> sim_scenarios(std::vector<Scenario> scenarios, bool named,
   std::vector<Scenario> out;
   std::vector<std::string> skipped;
   for (Scenario& s : scenarios) {
-    std::string why;
-    const SubjectInfo* engine = engine_for(s, why);
-    if (engine != nullptr && engine->sim_refusal.empty()) {
+    const std::optional<std::string> reason = sim_refusal(s);
+    if (!reason) {
       out.push_back(std::move(s));
-      continue;
-    }
-    const std::string reason =
-        engine == nullptr ? why : fmt::format("engine {}: {}", engine->name, engine->sim_refusal);
-    if (named) {
-      errors.push_back({s.source, "/actors", "--sim cannot run this scenario: " + reason});
+    } else if (named) {
+      errors.push_back({s.source, "/actors", "--sim cannot run this scenario: " + *reason});
     } else {
-      skipped.push_back(fmt::format("{} ({})", s.name, reason));
+      skipped.push_back(fmt::format("{} ({})", s.name, *reason));
     }
   }
   for (const std::string& line : skipped) {

@@ -4,8 +4,12 @@
 // run here through the stress runner; the others run as separate binaries
 // (layers/layers.h). With --trials N the scenario and tsan layers run each
 // (check, mutant) N times with the scenario's seed and the matrix gives each
-// check's detection rate and median time (kill_matrix.h, Trials). Exit 1 on a
-// survivor, a mutant no layer catches, or one only flaky checks catch.
+// check's detection rate and median time (kill_matrix.h, Trials). The sim layer
+// runs the same catches under deterministic simulation, --sim-trials searches of
+// up to --sim-schedules seeds each (layers/sim_layer.h): a seed replays exactly,
+// so trials differ by seed, and every trial must find the mutant. Exit 1 on a survivor, a mutant no
+// layer catches, one only flaky checks catch, a sim check below 100%, or a mutant
+// Relacy catches that sim does not (kill_matrix.h, disagreements).
 #include <chrono>
 #include <iostream>
 
@@ -14,6 +18,8 @@
 #include "cli/common.h"
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
+#include "layers/sim_layer.h"
+#include "plan/trials.h"
 
 namespace tlab::tool {
 
@@ -23,6 +29,8 @@ struct MutantsOptions {
   std::vector<std::string> layers;
   std::uint64_t iterations = 100000;
   std::size_t trials = 1;
+  std::uint32_t sim_trials = 20;
+  std::uint32_t sim_schedules = 10;
   LayerSources sources;
   OutputOptions outputs;  // --report and --json (no --junit)
 };
@@ -37,7 +45,7 @@ class MutantsCommand final : public Command {
                    "layers to run (default: all; a layer named here must be available)")
         ->type_name("L,...")
         ->delimiter(',')
-        ->check(CLI::IsMember({"scenario", "model", "property", "tsan"}));
+        ->check(CLI::IsMember({"scenario", "sim", "model", "property", "tsan"}));
     sub.add_option("--iterations", o_.iterations,
                    "random-scheduler iterations per model run (default 100000)")
         ->type_name("N")
@@ -48,6 +56,16 @@ class MutantsCommand final : public Command {
                    "(default 1; models and property tests run once: they are deterministic)")
         ->type_name("N")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    sub.add_option("--sim-trials", o_.sim_trials,
+                   "trials of each sim check, each a search over --sim-schedules fresh seeds "
+                   "(default 20)")
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
+    sub.add_option("--sim-schedules", o_.sim_schedules,
+                   "seeded schedules a sim trial may explore before its check counts as "
+                   "missed (default 10)")
+        ->type_name("K")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     add_layer_binaries(sub, o_.sources);
     add_layer_sources(sub, o_.sources);
     sub.add_option("--report", o_.outputs.report_path,
@@ -104,6 +122,12 @@ class MutantsCommand final : public Command {
         report.interrupted = scenario_report.interrupted;
       }
       st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    if (layer_wanted(plan, Layer::kSim) && !report.interrupted) {
+      auto runner = runner_or_null(env);
+      if (!runner) return kExitInternal;
+      run_sim_layer(matrix, *suite, *runner, o_.sim_trials, o_.sim_schedules,
+                    env.stderr_is_tty, report);
     }
     if (!report.interrupted) {
       run_other_layers(matrix, *suite, plan, /*clean_models=*/false, report);

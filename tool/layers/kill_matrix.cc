@@ -197,6 +197,33 @@ std::vector<std::string> KillMatrix::flaky_checks() const {
   return out;
 }
 
+std::vector<std::string> KillMatrix::sim_unreliable() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    for (const Row& r : rows_[i]) {
+      if (r.record.layer != Layer::kSim || r.record.reliable()) continue;
+      out.push_back(fmt::format("{}@sim:{} {}/{}", name_of(static_cast<Mutant>(i)),
+                                r.record.check, r.record.detections(), r.record.trials));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> KillMatrix::disagreements() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    const auto m = static_cast<Mutant>(i);
+    const bool sim_targets = std::any_of(rows_[i].begin(), rows_[i].end(),
+                                         [](const Row& r) { return r.record.layer == Layer::kSim; });
+    if (!sim_targets || !best(m, Layer::kModel)) continue;
+    const auto sim = best(m, Layer::kSim);
+    if (sim && sim->reliable()) continue;
+    out.push_back(fmt::format("{}: model catches it, sim best {}/{}", name_of(m),
+                              sim ? sim->detections() : 0, sim ? sim->trials : layer(Layer::kSim).trials));
+  }
+  return out;
+}
+
 std::size_t KillMatrix::caught_by_at_least(std::size_t layers) const {
   std::size_t n = 0;
   for (std::size_t i = 0; i < kMutantCount; ++i) {
@@ -213,7 +240,10 @@ int KillMatrix::exit_code() const {
   for (const LayerStatus& s : layers_) {
     if (s.state == LayerStatus::State::kError) return 3;
   }
-  return uncaught().empty() && only_flaky().empty() && survivors().empty() ? 0 : 1;
+  return uncaught().empty() && only_flaky().empty() && survivors().empty() &&
+                 sim_unreliable().empty() && disagreements().empty()
+             ? 0
+             : 1;
 }
 
 nlohmann::ordered_json KillMatrix::to_json() const {
@@ -279,6 +309,8 @@ nlohmann::ordered_json KillMatrix::to_json() const {
                   {"uncaught", uncaught_names},
                   {"only_flaky", mutant_names(only_flaky())},
                   {"survivors", survivors()},
+                  {"sim_unreliable", sim_unreliable()},
+                  {"disagreements", disagreements()},
                   {"flaky_checks", flaky_checks()},
                   {"exit_code", exit_code()}};
   return j;
@@ -376,6 +408,10 @@ std::string KillMatrix::table() const {
   if (!unreliable.empty())
     out += fmt::format("; ONLY FLAKY DETECTION: {}", fmt::join(mutant_names(unreliable), ", "));
   if (!surv.empty()) out += fmt::format("; SURVIVED: {}", fmt::join(surv, ", "));
+  if (const auto u = sim_unreliable(); !u.empty())
+    out += fmt::format("; SIM BELOW 100%: {}", fmt::join(u, ", "));
+  if (const auto d = disagreements(); !d.empty())
+    out += fmt::format("; RELACY/SIM DISAGREE: {}", fmt::join(d, ", "));
   out += "\n";
   return out;
 }

@@ -64,10 +64,13 @@
 
 namespace tlab::tool {
 
-enum class Layer : std::uint8_t { kScenario, kModel, kProperty, kTsan, kCount };
+// kSim: the scenario layer's catches under deterministic simulation (--sim random),
+// one trial per seed (trial t runs each case at seed_for_round(seed, t)): a
+// simulated case is a pure function of its seed, so repeating a seed proves nothing.
+enum class Layer : std::uint8_t { kScenario, kSim, kModel, kProperty, kTsan, kCount };
 inline constexpr std::size_t kLayerCount = static_cast<std::size_t>(Layer::kCount);
-inline constexpr std::array<std::string_view, kLayerCount> kLayerNames{"scenario", "model",
-                                                                       "property", "tsan"};
+inline constexpr std::array<std::string_view, kLayerCount> kLayerNames{
+    "scenario", "sim", "model", "property", "tsan"};
 std::string_view name_of(Layer l);
 std::optional<Layer> layer_from_name(std::string_view name);
 
@@ -132,9 +135,15 @@ class KillMatrix {
   std::vector<Mutant> only_flaky() const;         // caught, but by no reliable check
   std::vector<std::string> survivors() const;     // "mutant@layer:check"
   std::vector<std::string> flaky_checks() const;  // "mutant@layer:check 3/5"
+  // disagreements: mutants the model layer (Relacy) catches that the sim layer
+  // targets but catches in no check at every seed ("mutant: sim best 17/20"). Both
+  // explore schedules of the same templates; a gap is a hole in one of them.
+  std::vector<std::string> disagreements() const;
+  // sim_unreliable: sim checks caught at some seeds only ("mutant@sim:check 17/20").
+  std::vector<std::string> sim_unreliable() const;
   std::size_t caught_by_at_least(std::size_t layers) const;
   // exit code: the gate above: 3 a layer error; 1 an uncaught or only flakily caught
-  // mutant, or a survivor; else 0.
+  // mutant, a survivor, a sim check below 100% or a Relacy/sim disagreement; else 0.
   int exit_code() const;
 
   nlohmann::ordered_json to_json() const;

@@ -259,6 +259,7 @@ void add_scenario_cases(KillMatrix& matrix, const std::vector<CaseRecord>& cases
   }
   matrix.add_cases(cases, [&](const CaseRecord& c) {
     if (c.model) return Layer::kModel;
+    if (c.sim) return Layer::kSim;
     return tsan_pairs.count(c.scenario + ":" + c.mutant.value_or("")) ? Layer::kTsan
                                                                       : Layer::kScenario;
   });

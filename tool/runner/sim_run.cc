@@ -35,6 +35,10 @@ void run_in_sim(CaseContext& ctx, std::int64_t epoch_ns, const std::function<voi
   // PCT draws its change points over the run's expected length.
   o.expected_steps = std::max<std::uint64_t>(1000, ctx.spec().operations * 200);
   o.epoch_ns = epoch_ns;
+  // Code takes time: a point (an atomic, a lock, a fault point) costs what one
+  // costs on a real CPU, so a burst of operations is spread over virtual time as
+  // it is over real time, and timers fall due while the actors still work.
+  o.step_ns = kSimStepNs;
   std::exception_ptr thrown;
   sim::Scheduler scheduler(o);
   scheduler.spawn("driver", [&] {

@@ -38,6 +38,10 @@ namespace tlab::tool::runner {
 // `epoch_ns`. Rethrows what `body` threw.
 void run_in_sim(CaseContext& ctx, std::int64_t epoch_ns, const std::function<void()>& body);
 
+// The virtual time one scheduling point takes in tlab's simulated cases
+// (sim::Options::step_ns).
+inline constexpr std::int64_t kSimStepNs = 20;
+
 // sim_max_steps: the step limit of a case with `operations` operations (a
 // generous multiple of the steps an operation takes, so only a livelock hits it).
 std::uint64_t sim_max_steps(std::uint64_t operations);

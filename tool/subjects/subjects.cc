@@ -333,6 +333,14 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
   return chosen;
 }
 
+std::optional<std::string> sim_refusal(const Scenario& s) {
+  std::string why;
+  const SubjectInfo* engine = engine_for(s, why);
+  if (engine == nullptr) return why;
+  if (engine->sim_refusal.empty()) return std::nullopt;
+  return fmt::format("engine {}: {}", engine->name, engine->sim_refusal);
+}
+
 bool check_runnable(const Scenario& s, const std::string& file, InputErrors& errors) {
   std::string why, pointer;
   const SubjectInfo* engine = engine_for(s, why, &pointer);

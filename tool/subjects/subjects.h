@@ -130,6 +130,10 @@ const std::vector<SubjectInfo>& subjects();
 // find_subject: the row named `name`, or nullptr.
 const SubjectInfo* find_subject(std::string_view name);
 
+// sim_refusal: nullopt when the scenario's engine runs under simulation (--sim),
+// else why not (no engine runs it, or SubjectInfo::sim_refusal of its engine).
+std::optional<std::string> sim_refusal(const Scenario& s);
+
 // engine_for: the engine row a scenario exercises; nullptr plus `why` when its
 // roles do not form a supported mix, or its clock or token width is not supported
 // (`pointer`, if given, receives the JSON pointer of the offending field).

@@ -15,7 +15,8 @@
 //   Lock              std::unique_lock<SimMutex>
 //   Clock             SimClock: the run's virtual time (Scheduler::now())
 //   fault(p)          a point: a fault point marks a race window, and here the
-//                     scheduler may switch inside it
+//                     scheduler may switch inside it; the scenario's fault plan
+//                     acts in virtual time (a delay is a timed block)
 //   mutated(m)        the stress switchboard (stress_control.h), as StressPlatform
 //   yield()           a point that marks a spin (under PCT the spinner gives way)
 //   Thread, spawn(f)  SimThread: a thread core/ starts (TimerService's timer
@@ -46,6 +47,7 @@
 #include <utility>
 
 #include "tlab/clock.h"
+#include "tlab/platform/fault_decision.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/platform.h"
@@ -223,7 +225,22 @@ struct SimPlatform {
     return Thread(sim::Scheduler::spawn_here("thread", std::function<void()>(std::forward<F>(f))));
   }
 
-  static void fault(FaultPoint) { sim::Scheduler::point(); }
+  // fault: a point, then the scenario's fault plan (stress_control.h) in simulated
+  // terms: a delay or spin of L ns blocks the task for L of virtual time (every
+  // other task may run meanwhile: the window the plan widens stays open), a yield
+  // is a yield point.
+  static void fault(FaultPoint p) {
+    sim::Scheduler::point();
+    const auto d = stress::decide(p);
+    if (!d) return;
+    if (d->action == stress::FaultAction::kYield || d->length_ns == 0) {
+      sim::Scheduler::yield_point();
+      return;
+    }
+    int here = 0;  // a private address: the deadline wakes it
+    sim::Scheduler::block(&here, sim::Scheduler::now() +
+                                     Duration::nanoseconds(static_cast<std::int64_t>(d->length_ns)));
+  }
   static bool mutated(Mutant m) noexcept { return stress::mutant_enabled(m); }
   static void yield() { sim::Scheduler::yield_point(); }
 

@@ -23,7 +23,8 @@
 // Time. now() starts at Options::epoch_ns (kSimEpoch by default) and moves only
 // when no task can run: then it jumps to the earliest deadline of a timed block (a
 // wait_until, a try_lock_for's wait), and every task blocked until then wakes
-// timed out. So a timed wait
+// timed out (with Options::step_ns, every point also costs that much virtual
+// time, so code does not run in zero time). So a timed wait
 // genuinely times out, at its virtual deadline, in exactly the schedules where
 // nobody wakes it first; no wall-clock time passes (a run of hours of virtual time
 // takes microseconds).
@@ -70,6 +71,10 @@ struct Options {
   std::uint64_t expected_steps = 10'000;    // kPct: change points are drawn in [1, this]
   std::uint64_t max_steps = 10'000'000;     // beyond: End::kStepLimit
   std::int64_t epoch_ns = std::int64_t{1} << 40;  // now() when the run starts (kSimEpoch)
+  // Virtual time one scheduling point takes (0: code runs in no time). With a cost,
+  // a burst of operations spreads over time as on a real CPU, and a timed wait can
+  // expire while other tasks still run.
+  std::int64_t step_ns = 0;
 };
 
 enum class End : std::uint8_t { kCompleted, kDeadlock, kStepLimit };
@@ -80,7 +85,7 @@ struct Outcome {
   std::uint64_t switches = 0;    // points at which another task was chosen
   std::uint64_t trace_hash = 0;  // FNV-1a over the task chosen at every point
   std::int64_t virtual_ns = 0;   // now() - Options::epoch_ns at the end
-  std::string blocked;           // kDeadlock: "name (on 0x...)" per blocked task
+  std::string blocked;           // kDeadlock: "name#index (what it waits for)" per blocked task
 };
 
 // Where virtual time starts: far from 0 and from INT64_MAX, so that deadlines on
@@ -227,6 +232,15 @@ class Scheduler {
     // choose: the next task to run, after advancing virtual time if nothing can
     // run; nullptr when nothing ever will (all done, or a deadlock).
     Task* choose(Task* cur) {
+      if (opt.step_ns > 0) {
+        now_ns += opt.step_ns;
+        for (auto& t : tasks) {
+          if (t->state == Task::State::kBlocked && t->deadline && t->deadline->ns() <= now_ns) {
+            t->state = Task::State::kRunnable;
+            t->timed_out = true;
+          }
+        }
+      }
       std::vector<Task*> ready;
       for (auto& t : tasks) {
         if (t->state == Task::State::kRunnable) ready.push_back(t.get());
@@ -343,11 +357,14 @@ class Scheduler {
       ended = true;
       out.end = e;
       if (e == End::kDeadlock) {
-        for (auto& t : tasks) {
-          if (t->state != Task::State::kBlocked) continue;
-          char on[32];
-          std::snprintf(on, sizeof on, "%p", t->on);
-          out.blocked += (out.blocked.empty() ? "" : ", ") + t->name + " (on " + on + ")";
+        // Task names and indices, not addresses: the text must replay bit for bit.
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+          const Task& t = *tasks[i];
+          if (t.state != Task::State::kBlocked) continue;
+          bool joining = false;
+          for (auto& x : tasks) joining = joining || t.on == x.get();
+          out.blocked += (out.blocked.empty() ? "" : ", ") + t.name + "#" + std::to_string(i) +
+                         (joining ? " (joining a task)" : " (waiting for a notify or unlock)");
         }
       }
       done.release();  // pairs with run()'s acquire
