@@ -224,5 +224,39 @@ TEST(KillMatrixJson, CarriesRatesAndValidates) {
   for (const InputError& e : errors) ADD_FAILURE() << e.str();
 }
 
+// A sim check caught at some seeds only fails the gate, although a reliable
+// check of another layer catches the mutant (a seed replays exactly, so a miss is
+// a schedule the simulation explored and the oracles did not flag).
+TEST(KillMatrixSim, SimCheckBelowEveryTrialFailsTheGate) {
+  KillMatrix km = all_caught_but_x();
+  add_trials(km, Layer::kScenario, "missed_notify/binary_heap", {0.001, 0.001});
+  add_trials(km, Layer::kSim, "missed_notify/binary_heap", {0.001, std::nullopt, 0.002});
+  EXPECT_THAT(km.sim_unreliable(), ElementsAre(HasSubstr("@sim:missed_notify/binary_heap 2/3")));
+  EXPECT_EQ(km.exit_code(), 1);
+  EXPECT_THAT(km.table(), HasSubstr("SIM BELOW 100%"));
+}
+
+// A mutant the model layer catches and the sim layer targets but never catches at
+// every trial is a Relacy/sim disagreement; one sim does not target is not.
+TEST(KillMatrixSim, RelacyCatchSimMissesIsADisagreement) {
+  KillMatrix km = all_caught_but_x();
+  add_trials(km, Layer::kModel, "model.timer.notify/random", {0.5});
+  EXPECT_THAT(km.disagreements(), IsEmpty());  // sim has no check of kX
+  add_trials(km, Layer::kSim, "missed_notify/binary_heap", {std::nullopt, std::nullopt});
+  EXPECT_THAT(km.disagreements(), ElementsAre(HasSubstr("model catches it, sim best 0/")));
+  EXPECT_EQ(km.exit_code(), 1);
+  EXPECT_THAT(km.to_json()["summary"]["disagreements"].dump(), HasSubstr("sim best"));
+}
+
+// When sim catches at every trial, model and sim agree and the gate passes.
+TEST(KillMatrixSim, AgreementPasses) {
+  KillMatrix km = all_caught_but_x();
+  add_trials(km, Layer::kModel, "model.timer.notify/random", {0.5});
+  add_trials(km, Layer::kSim, "missed_notify/binary_heap", {0.001, 0.003});
+  EXPECT_THAT(km.disagreements(), IsEmpty());
+  EXPECT_THAT(km.sim_unreliable(), IsEmpty());
+  EXPECT_EQ(km.exit_code(), 0);
+}
+
 }  // namespace
 }  // namespace tlab::tool

@@ -141,6 +141,8 @@ class CaseContext {
 
   // Microseconds since the case started, for example sentences ("t=1.234 ms").
   std::int64_t elapsed_ns() const;
+  // start_ns: the steady instant the case started (what at() measures from).
+  std::int64_t start_ns() const { return start_ns_; }
   std::string at(std::int64_t steady_ns) const;  // "t=1.234ms"
 
   // CaseContext::snapshot: the result so far (violations, counters, message, the

@@ -598,7 +598,8 @@ class ServiceCase {
   std::deque<ActorRun> runs_;
   std::unique_ptr<ArmingLedger> ledger_;  // built by build_actors
   std::atomic<bool> producers_done_{false};
-  const std::int64_t steady_base_ = steady_ns() - ctx_.elapsed_ns();
+  // Exactly at()'s origin: a simulated case's explanations must replay bit for bit.
+  const std::int64_t steady_base_ = ctx_.start_ns();
   // Subtracted from engine-clock instants before ctx_.at(): makes them case-relative.
   // Simulated time starts at the run's epoch, which is now() on construction.
   const std::int64_t base_ = kVirtual ? kVirtualEpochNs - steady_base_

@@ -1,0 +1,154 @@
+// End-to-end tests of deterministic simulation (`--sim`, runner/sim_run.h) through
+// the real tlab binary: every (scenario, strategy, mutant) pair of `tlab check
+// --sim random` on the built-in suite gives the same verdict, violations, counters
+// and histograms in every run (TLAB_SIM_RUNS runs, default 3; the `slow` entry
+// runs 20), a recorded simulated failure replays exactly (exit 1), a tampered
+// record does not (exit 4), and bad --sim input is exit 2. No timing: a simulated
+// case is a pure function of its seed.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/embedded.h"
+#include "base/json_input.h"
+#include "report/result_diff.h"
+#include "runner/case_result.h"
+#include "support/cli_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using Result = tlab::testing::CliResult;
+using tlab::testing::slurp;
+
+const std::string kScenarios = std::string(TLAB_SOURCE_DIR) + "/scenarios/";
+
+fs::path scratch() {
+  static const fs::path dir =
+      fs::temp_directory_path() / ("tlab_sim_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string path(const std::string& name) { return (scratch() / name).string(); }
+
+Result tlab(const std::vector<std::string>& args) {
+  return tlab::testing::run_tlab(TLAB_BIN, args, scratch());
+}
+
+nlohmann::json valid_report(const std::string& file) {
+  static const tlab::tool::SchemaValidator validator(tlab::tool::embedded_report_schema());
+  const nlohmann::json j = nlohmann::json::parse(slurp(file));
+  tlab::tool::InputErrors errors;
+  EXPECT_TRUE(validator.validate(j, file, errors));
+  for (const auto& e : errors) ADD_FAILURE() << e.str();
+  return j;
+}
+
+int sim_runs() {
+  const char* v = std::getenv("TLAB_SIM_RUNS");
+  return v != nullptr ? std::atoi(v) : 3;
+}
+
+// Every case of `tlab check --sim random` over the built-in suite (clean and
+// mutant, every strategy) is bit for bit the same in every run: verdict,
+// violations with their first examples, counters (the schedule's trace hash among
+// them) and exact histograms. And the mutants are caught: the check exits 0.
+TEST(SimTest, EveryPairReplaysIdenticallyAcrossRuns) {
+  std::map<std::string, tlab::tool::CaseResult> first;
+  const int runs = sim_runs();
+  for (int run = 0; run < runs; ++run) {
+    const std::string file = path("check" + std::to_string(run) + ".json");
+    const Result r = tlab({"check", "--sim", "random", "--report", file});
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const nlohmann::json j = run == 0 ? valid_report(file) : nlohmann::json::parse(slurp(file));
+    ASSERT_GT(j.at("cases").size(), 40u);
+    for (const nlohmann::json& c : j.at("cases")) {
+      const auto got = tlab::tool::CaseResult::from_json(c);
+      const std::string id = c.at("id").get<std::string>();
+      // A mutant that corrupts memory may kill the case child (verdict fail,
+      // violation crash) before it reports its schedule.
+      if (!got.violations.contains("crash")) {
+        EXPECT_TRUE(got.counters.contains("sim_trace_hash")) << id;
+      }
+      auto [it, fresh] = first.try_emplace(id, got);
+      if (fresh) continue;
+      const auto diff = tlab::tool::first_difference(it->second, got);
+      EXPECT_FALSE(diff) << id << " run " << run << ": " << *diff;
+    }
+  }
+}
+
+// A simulated failure (a new earlier head never wakes the timer thread) replays
+// exactly: `tlab replay` exits 1 and says so for every one of 3 replays.
+TEST(SimTest, RecordedFailureReplaysExactly) {
+  const std::string file = path("fail.json");
+  const Result r = tlab({"run", kScenarios + "missed_notify.json", "--strategy", "binary_heap",
+                         "--mutant", "timer_no_notify_on_earlier", "--sim", "pct",
+                         "--pct-depth", "4", "--report", file});
+  ASSERT_EQ(r.code, 1) << r.out << r.err;
+  const nlohmann::json j = valid_report(file);
+  EXPECT_EQ(j["cases"][0].at("sim"), nlohmann::json({{"strategy", "pct"}, {"pct_depth", 4}}));
+  const Result rp = tlab({"replay", file, "--repeat", "3"});
+  EXPECT_EQ(rp.code, 1) << rp.err;
+  EXPECT_NE(rp.err.find("reproduced exactly in simulation 3/3"), std::string::npos) << rp.err;
+}
+
+// The exactness check can fail: a record whose schedule hash was altered (same
+// verdict) is "NOT reproduced exactly", exit 4, naming the counter.
+TEST(SimTest, TamperedRecordIsNotReproduced) {
+  const std::string file = path("clean.json");
+  ASSERT_EQ(tlab({"run", kScenarios + "racing_cancellers.json", "--strategy", "hashed_wheel",
+                  "--sim", "random", "--operations", "300", "--report", file})
+                .code,
+            0);
+  nlohmann::json j = nlohmann::json::parse(slurp(file));
+  j["cases"][0]["counters"]["sim_trace_hash"] = 12345;
+  const std::string edited = path("edited.json");
+  std::ofstream(edited) << j.dump(2);
+  const Result r = tlab({"replay", edited, "--case", "racing_cancellers/hashed_wheel"});
+  EXPECT_EQ(r.code, 4) << r.err;
+  EXPECT_NE(r.err.find("NOT reproduced exactly"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("counter sim_trace_hash: recorded 12345"), std::string::npos) << r.err;
+}
+
+// Bad --sim input is exit 2 naming the flag or the file: --pct-depth with a random
+// walk, --pct-depth without --sim, a named scenario whose engine cannot run in
+// simulation, and --sim with --subject.
+TEST(SimTest, BadSimInputIsExitTwo) {
+  Result r = tlab({"run", "--sim", "random", "--pct-depth", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--pct-depth"), std::string::npos) << r.err;
+  r = tlab({"run", "--pct-depth", "2"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sim"), std::string::npos) << r.err;
+  r = tlab({"run", "--sim", "pct", kScenarios + "mutex_timeout.json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("mutex_timeout.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--sim cannot run this scenario"), std::string::npos) << r.err;
+  r = tlab({"run", "--sim", "pct", "--subject", "libuv"});
+  EXPECT_EQ(r.code, 2) << r.err;
+}
+
+// The built-in suite under --sim skips, by name and reason, the scenarios whose
+// engine has no simulation, and runs the rest.
+TEST(SimTest, SuiteSaysWhichScenariosCannotRun) {
+  const Result r = tlab({"run", "--sim", "random", "--operations", "50", "--json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("--sim: skipping worker_churn (engine executor"), std::string::npos)
+      << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const nlohmann::json& c : j.at("cases")) EXPECT_TRUE(c.contains("sim")) << c.at("id");
+}
+
+}  // namespace
