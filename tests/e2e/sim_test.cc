@@ -122,6 +122,40 @@ TEST(SimTest, TamperedRecordIsNotReproduced) {
   EXPECT_NE(r.err.find("counter sim_trace_hash: recorded 12345"), std::string::npos) << r.err;
 }
 
+// --minimise shrinks a simulated failure to fewer operations and a shorter
+// schedule that still fails with a recorded violation, and its report replays
+// exactly; a case that is not a simulated failure is exit 2.
+TEST(SimTest, MinimiseShrinksToAShortScheduleThatReplays) {
+  const std::string file = path("tomin.json");
+  ASSERT_EQ(tlab({"run", kScenarios + "racing_cancellers.json", "--strategy", "binary_heap",
+                  "--mutant", "token_load_store_resolve", "--sim", "random", "--report", file})
+                .code,
+            1);
+  const std::string small = path("min.json");
+  const Result r = tlab({"replay", file, "--minimise", "--report", small});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("minimised racing_cancellers/binary_heap/token_load_store_resolve"),
+            std::string::npos)
+      << r.err;
+  const nlohmann::json before = nlohmann::json::parse(slurp(file));
+  const nlohmann::json after = valid_report(small);
+  EXPECT_LT(after["cases"][0].at("operations"), before["cases"][0].at("operations"));
+  EXPECT_LT(after["cases"][0]["counters"].at("sim_steps"),
+            before["cases"][0]["counters"].at("sim_steps"));
+  EXPECT_TRUE(after["cases"][0]["violations"].contains("wrong_result") ||
+              after["cases"][0]["violations"].contains("double_resume"))
+      << after["cases"][0]["violations"].dump();
+  const Result rp = tlab({"replay", small});
+  EXPECT_EQ(rp.code, 1) << rp.err;
+  EXPECT_NE(rp.err.find("reproduced exactly"), std::string::npos) << rp.err;
+  const std::string real = path("real.json");
+  ASSERT_EQ(tlab({"run", kScenarios + "aba_wraparound.json", "--strategy", "binary_heap",
+                  "--mutant", "token_flag_only", "--report", real})
+                .code,
+            1);
+  EXPECT_EQ(tlab({"replay", real, "--minimise"}).code, 2);
+}
+
 // Bad --sim input is exit 2 naming the flag or the file: --pct-depth with a random
 // walk, --pct-depth without --sim, a named scenario whose engine cannot run in
 // simulation, and --sim with --subject.

@@ -18,6 +18,15 @@
 // (report/result_diff.h: verdict, violations, counters with the schedule's trace
 // hash, histograms); the first trial that differs is exit 4, naming the
 // difference.
+//
+// --minimise shrinks a simulated failure: the fewest operations (same seed, same
+// scheduler) whose run still fails with one of the recorded violations, found by
+// bisection over [1, recorded operations] (a failure is not monotonic in the
+// operation count, so this is a local minimum: every count tried is said), then
+// replayed once more and written as the report: a short schedule that `tlab
+// replay` reproduces exactly. Exit 1 when the minimised case fails (it always
+// does: the recorded count is the upper bound), 2 when the case is not a
+// simulated failure.
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -27,6 +36,7 @@
 
 #include "base/strategies.h"
 #include "cli/common.h"
+#include "base/interrupt.h"
 #include "cli/subject_option.h"
 #include "plan/trials.h"
 #include "report/result_diff.h"
@@ -40,6 +50,7 @@ struct ReplayOptions {
   std::string report;
   std::string case_id;
   std::uint32_t repeat = 1;
+  bool minimise = false;
   OutputOptions outputs;  // --report and --json (no --junit)
 };
 
@@ -69,6 +80,10 @@ class ReplayCommand final : public Command {
                    "reproduce it, else 4")
         ->type_name("N")
         ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
+    sub.add_flag("--minimise", o_.minimise,
+                 "shrink a simulated failure to the fewest operations that still fail with a "
+                 "recorded violation (same seed and scheduler); --report gets the short case")
+        ->excludes("--repeat");
     add_outputs(sub, o_.outputs, /*junit=*/false);
     sub.footer(
         "Exit codes: the replayed verdict's when every replay reproduces the recorded one (0 "
@@ -127,6 +142,7 @@ class ReplayCommand final : public Command {
     ExecuteOptions options;
     options.command = "replay";
     options.show_progress = env.stderr_is_tty;
+    if (o_.minimise) return minimise(*target, specs.front(), scenarios, *runner, options, env);
     if (target->sim) return replay_exactly(*target, specs, scenarios, *runner, options, env);
     if (o_.repeat > 1) options.trials = o_.repeat;
     const Report report = execute_plan(specs, scenarios, *runner, options);
@@ -168,6 +184,53 @@ class ReplayCommand final : public Command {
         hash == counters.end() ? 0 : hash->second);
     if (written == kExitInternal) return written;
     return report.exit_code();
+  }
+
+  // minimise: the --minimise search (the file's header says how).
+  int minimise(const ReplayTarget& target, const CaseSpec& spec,
+               const std::vector<Scenario>& scenarios, Runner& runner,
+               const ExecuteOptions& options, const CliEnv& env) const {
+    if (!target.sim || target.recorded.verdict != Verdict::kFail) {
+      *env.err << fmt::format("tlab: --minimise: case {} is not a simulated failure (it needs a "
+                              "report of `--sim` with verdict fail)\n",
+                              target.case_id);
+      return kExitBadInput;
+    }
+    // Fails like the record: verdict fail with a violation the record has.
+    auto run_with = [&](std::uint64_t ops, Report& out) {
+      CaseSpec s = spec;
+      s.operations = ops;
+      out = execute_plan({s}, scenarios, runner, options);
+      if (out.interrupted || out.cases.empty()) return false;
+      const CaseResult& got = out.cases.front().result;
+      if (got.verdict != Verdict::kFail) return false;
+      for (const auto& [key, v] : got.violations) {
+        if (target.recorded.violations.contains(key)) return true;
+      }
+      return false;
+    };
+    std::uint64_t lo = 1, hi = spec.operations;
+    Report report;
+    std::string tried;
+    while (lo < hi && !interrupted()) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      const bool fails = run_with(mid, report);
+      tried += fmt::format(" {}:{}", mid, fails ? "fail" : "pass");
+      (fails ? hi : lo) = fails ? mid : mid + 1;
+    }
+    if (interrupted()) return kExitInterrupted;
+    run_with(hi, report);  // the minimised case, as the report holds it
+    const auto steps = [](const CaseResult& r) {
+      const auto it = r.counters.find("sim_steps");
+      return it == r.counters.end() ? std::uint64_t{0} : it->second;
+    };
+    const int code = finish(report, o_.outputs, env);
+    *env.err << fmt::format(
+        "minimised {}: operations {} -> {}, schedule {} -> {} steps (tried{}); `tlab replay` of "
+        "this report reproduces it exactly\n",
+        target.case_id, spec.operations, hi, steps(target.recorded),
+        steps(report.cases.front().result), tried);
+    return code;
   }
 
   // judge_replay: says whether `replayed` reproduced the recorded verdict, and
