@@ -7,6 +7,7 @@
 #   P/lib/cmake/tlab/tlabConfigVersion.cmake  same major version is compatible
 #   P/lib/cmake/tlab/tlabTargets.cmake      the imported target tlab::core
 #   P/lib/cmake/tlab/TlabSubjects.cmake     tlab_add_subject, tlab_add_checks
+#   P/lib/cmake/tlab/TlabSim.cmake          tlab_add_sim_test (your code under simulation)
 #   P/lib/cmake/tlab/TlabExpectViolation.cmake  the command of an EXPECT_FAIL check
 #   P/lib/cmake/tlab/TlabExpectFindings.cmake   the command of an EXPECT_FINDINGS check
 #
@@ -36,6 +37,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tlabConfig.cmake ${PROJECT_BINARY_DIR}/tlabConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabSubjects.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TlabSim.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabExpectViolation.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabExpectFindings.cmake
         DESTINATION ${tlab_cmake_dir})

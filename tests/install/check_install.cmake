@@ -3,7 +3,9 @@
 #   2. configure and build tests/install/consumer against it (find_package(tlab))
 #   3. run the consumer: every strategy of the installed engine keeps its promises
 #   4. run the installed tlab: --version, and a built-in scenario on one strategy
-#   5. configure, build and ctest each examples/subjects/* project against it: the
+#   5. configure, build and ctest each examples/subjects/* and examples/sim/*
+#      project against it (the sim example: tlab_add_sim_test, the buggy latch
+#      must fail a schedule); the
 #      subjects are built by the package's tlab_add_subject and checked by its
 #      tlab_add_checks (`tlab check --subject`); the ctest run passes only if every
 #      correct example passes and each EXPECT_FAIL one (c_timer_heap_aba) fails
@@ -28,7 +30,8 @@ endfunction()
 step("install" ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix)
 foreach(f bin/tlab include/tlab/timer_service.h include/tlab/subject.h
           include/tlab/subject_adapter.h lib/cmake/tlab/tlabConfig.cmake
-          lib/cmake/tlab/TlabSubjects.cmake lib/cmake/tlab/TlabExpectViolation.cmake)
+          lib/cmake/tlab/TlabSubjects.cmake lib/cmake/tlab/TlabExpectViolation.cmake
+          lib/cmake/tlab/TlabSim.cmake include/tlab/platform/sim_explore.h)
   if(NOT EXISTS ${WORK}/prefix/${f})
     message(FATAL_ERROR "the install has no ${f}")
   endif()
@@ -47,7 +50,8 @@ step("installed tlab --version" ${WORK}/prefix/bin/tlab --version)
 step("installed tlab run" ${WORK}/prefix/bin/tlab run ${SOURCE_DIR}/scenarios/racing_cancellers.json --strategy binary_heap
      --operations 2000)
 
-file(GLOB examples LIST_DIRECTORIES true ${SOURCE_DIR}/examples/subjects/*)
+file(GLOB examples LIST_DIRECTORIES true ${SOURCE_DIR}/examples/subjects/*
+     ${SOURCE_DIR}/examples/sim/*)
 foreach(dir IN LISTS examples)
   if(NOT EXISTS ${dir}/CMakeLists.txt)
     continue()
