@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "layers/layers.h"
 #include "plan/plan.h"
+#include "plan/shard.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
 #include "subjects/plugin.h"
@@ -120,10 +121,12 @@ struct ScenarioRun {
 // With `subject` (--subject), the scenarios are those it can play
 // (subject_option.h: named files it cannot play are bad input). `repeat` runs
 // trials or rounds (Repetition); each round after a clean one says so on err.
+// With `shard` (cli/shard_option.h), only that shard's cases of the plan run and
+// the report records the shard.
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
     const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr,
-    const Repetition& repeat = {});
+    const Repetition& repeat = {}, const std::optional<Shard>& shard = std::nullopt);
 
 }  // namespace tlab::tool
