@@ -220,6 +220,10 @@ TEST_F(ShardMergeTest, BadShardFlagOrVariableIsBadInput) {
   r = tlab({"run", scenario_files()[0]}, {{"JOB_COMPLETION_INDEX", "1"}});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("TLAB_TOTAL_SHARDS"), std::string::npos) << r.err;
+  // The other layers of check --models are not sharded: refused, not run in every shard.
+  r = tlab({"check", "--models"}, {{"CI_NODE_INDEX", "1"}, {"CI_NODE_TOTAL", "2"}});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--models is not sharded"), std::string::npos) << r.err;
 }
 
 // merge refuses files that are not the shards of one run, naming the file and the
