@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "cli/common.h"
 
 namespace tlab::tool {
 
@@ -25,7 +24,12 @@ std::optional<int> resolve_shard_option(const CLI::App& sub, const std::string& 
   std::optional<std::string> given;
   if (sub.count("--shard") > 0) given = flag;
   shard = resolve_shard(given, &process_env, errors);
-  if (!errors.empty()) return bad_input(errors, env);
+  if (!errors.empty()) {
+    // Not bad_input (cli/common.h, which includes this file): a variable or the
+    // flag has one or two errors, never a file's worth.
+    for (const InputError& e : errors) *env.err << e.str() << "\n";
+    return kExitBadInput;
+  }
   if (!shard) return std::nullopt;
   *env.err << fmt::format("tlab: shard {} of {} (0-based), from {}\n", shard->index, shard->total,
                           shard->source);
