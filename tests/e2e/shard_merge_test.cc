@@ -97,9 +97,7 @@ class ShardMergeTest : public ::testing::Test {
     ASSERT_EQ(r.code, 0) << r.err;
   }
 
-  Json load(const std::string& name) const {
-    return Json::parse(testing::slurp(dir_ / name));
-  }
+  Json load(const std::string& name) const { return Json::parse(testing::slurp(dir_ / name)); }
 
   // Runs shards 0..n-1 of `command` with --shard and merges them into merged.json.
   std::vector<std::string> run_shards(const std::string& command, std::uint32_t n) {
@@ -173,17 +171,26 @@ TEST_F(ShardMergeTest, EachSystemsVariablesShardLikeTheFlag) {
                      {"TEST_SHARD_STATUS_FILE", status}};
        }},
       {"GTEST_SHARD_INDEX",
-       [](int i) { return Vars{{"GTEST_SHARD_INDEX", std::to_string(i)}, {"GTEST_TOTAL_SHARDS", "3"}}; }},
+       [](int i) {
+         return Vars{{"GTEST_SHARD_INDEX", std::to_string(i)}, {"GTEST_TOTAL_SHARDS", "3"}};
+       }},
       {"JOB_COMPLETION_INDEX",
-       [](int i) { return Vars{{"JOB_COMPLETION_INDEX", std::to_string(i)}, {"TLAB_TOTAL_SHARDS", "3"}}; }},
+       [](int i) {
+         return Vars{{"JOB_COMPLETION_INDEX", std::to_string(i)}, {"TLAB_TOTAL_SHARDS", "3"}};
+       }},
       {"CI_NODE_INDEX",
-       [](int i) { return Vars{{"CI_NODE_INDEX", std::to_string(i + 1)}, {"CI_NODE_TOTAL", "3"}}; }},
+       [](int i) {
+         return Vars{{"CI_NODE_INDEX", std::to_string(i + 1)}, {"CI_NODE_TOTAL", "3"}};
+       }},
       // sbatch --array=1-3
       {"SLURM_ARRAY_TASK_ID",
        [](int i) {
-         return Vars{{"SLURM_ARRAY_TASK_ID", std::to_string(i + 1)}, {"SLURM_ARRAY_TASK_COUNT", "3"},
-                     {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "3"},
-                     {"SLURM_ARRAY_TASK_STEP", "1"}, {"SLURM_ARRAY_JOB_ID", "4242"}};
+         return Vars{{"SLURM_ARRAY_TASK_ID", std::to_string(i + 1)},
+                     {"SLURM_ARRAY_TASK_COUNT", "3"},
+                     {"SLURM_ARRAY_TASK_MIN", "1"},
+                     {"SLURM_ARRAY_TASK_MAX", "3"},
+                     {"SLURM_ARRAY_TASK_STEP", "1"},
+                     {"SLURM_ARRAY_JOB_ID", "4242"}};
        }},
   };
   for (const System& sys : systems) {
@@ -236,8 +243,8 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
   run_plan("run", "two1.json", {"--shard", "1/2"});
   run_plan("check", "check1.json", {"--shard", "1/3"});
   {  // one scenario fewer: a different scenario set and plan
-    std::vector<std::string> args{"run", scenario_files()[0], scenario_files()[1], "--shard", "1/3",
-                                  "--report", path("fewer1.json")};
+    std::vector<std::string> args{"run", scenario_files()[0], scenario_files()[1], "--shard",
+                                  "1/3", "--report",          path("fewer1.json")};
     ASSERT_EQ(tlab(args).code, 0);
   }
   run_plan("run", "seed1.json", {"--shard", "1/3", "--seed", "5"});
@@ -254,11 +261,13 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
       {{s0, s2}, "tlab merge: missing shard 1 of 3 (given: 0, 2); nothing was written"},
       {{s0, path("two1.json"), s2}, "two1.json: /shard/total: the shard total is '2', but '3'"},
       {{s0, path("check1.json"), s2}, "check1.json: /command: the command is 'check', but 'run'"},
-      {{s0, path("fewer1.json"), s2}, "fewer1.json: /shard/scenario_digest: the scenario set's digest"},
+      {{s0, path("fewer1.json"), s2},
+       "fewer1.json: /shard/scenario_digest: the scenario set's digest"},
       {{s0, path("seed1.json"), s2}, "seed1.json: /shard/plan_digest: the plan's digest"},
       {{s0, path("version1.json"), s2},
        "version1.json: /environment/tlab_version: the tlab version is '0.0.0-other'"},
-      {{s0, path("interrupted1.json"), s2}, "interrupted1.json: /interrupted: shard 1 was interrupted"},
+      {{s0, path("interrupted1.json"), s2},
+       "interrupted1.json: /interrupted: shard 1 was interrupted"},
       {{path("whole.json")}, "whole.json: /shard: not a shard report"},
       {{s0, path("nonexistent.json")}, "nonexistent.json"},
   };

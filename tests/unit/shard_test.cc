@@ -45,7 +45,8 @@ TEST(Shard, Fnv1a64MatchesThePublishedVectors) {
 // n shards, and every shard sees the same plan digest.
 TEST(Shard, EveryCaseIsInExactlyOneShard) {
   std::vector<std::string> keys;
-  for (int i = 0; i < 500; ++i) keys.push_back(fmt::format("scenario{}/strategy{}|seed={}", i % 7, i, i));
+  for (int i = 0; i < 500; ++i)
+    keys.push_back(fmt::format("scenario{}/strategy{}|seed={}", i % 7, i, i));
   for (std::uint32_t n = 1; n <= 9; ++n) {
     std::vector<int> owners(keys.size(), 0);
     std::string digest;
@@ -87,12 +88,17 @@ TEST(Shard, EachSystemsVariablesGiveItsShard) {
       {{{"JOB_COMPLETION_INDEX", "1"}, {"TLAB_TOTAL_SHARDS", "3"}}, "JOB_COMPLETION_INDEX"},
       {{{"CI_NODE_INDEX", "2"}, {"CI_NODE_TOTAL", "3"}}, "CI_NODE_INDEX"},  // 1-based
       // sbatch --array=1-3: ids 1..3, MIN 1.
-      {{{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"},
-        {"SLURM_ARRAY_TASK_MAX", "3"}, {"SLURM_ARRAY_TASK_STEP", "1"}},
+      {{{"SLURM_ARRAY_TASK_ID", "2"},
+        {"SLURM_ARRAY_TASK_COUNT", "3"},
+        {"SLURM_ARRAY_TASK_MIN", "1"},
+        {"SLURM_ARRAY_TASK_MAX", "3"},
+        {"SLURM_ARRAY_TASK_STEP", "1"}},
        "SLURM_ARRAY_TASK_ID"},
       // sbatch --array=10-14:2: ids 10, 12, 14.
-      {{{"SLURM_ARRAY_TASK_ID", "12"}, {"SLURM_ARRAY_TASK_COUNT", "3"},
-        {"SLURM_ARRAY_TASK_MIN", "10"}, {"SLURM_ARRAY_TASK_STEP", "2"}},
+      {{{"SLURM_ARRAY_TASK_ID", "12"},
+        {"SLURM_ARRAY_TASK_COUNT", "3"},
+        {"SLURM_ARRAY_TASK_MIN", "10"},
+        {"SLURM_ARRAY_TASK_STEP", "2"}},
        "SLURM_ARRAY_TASK_ID"},
   };
   for (const auto& [vars, var] : systems) {
@@ -108,8 +114,10 @@ TEST(Shard, EachSystemsVariablesGiveItsShard) {
 // The catalogue's order decides when two systems' variables are both set, and the
 // flag beats every variable.
 TEST(Shard, FlagThenCatalogueOrderDecides) {
-  const Vars both{{"GTEST_SHARD_INDEX", "0"}, {"GTEST_TOTAL_SHARDS", "2"},
-                  {"CI_NODE_INDEX", "2"},     {"CI_NODE_TOTAL", "5"}};
+  const Vars both{{"GTEST_SHARD_INDEX", "0"},
+                  {"GTEST_TOTAL_SHARDS", "2"},
+                  {"CI_NODE_INDEX", "2"},
+                  {"CI_NODE_TOTAL", "5"}};
   InputErrors errors;
   auto s = from_env(both, errors);
   ASSERT_TRUE(s);
@@ -128,13 +136,17 @@ TEST(Shard, BadVariablesNameTheVariable) {
       {{{"TEST_SHARD_INDEX", "3"}, {"TEST_TOTAL_SHARDS", "3"}}, "TEST_SHARD_INDEX"},
       {{{"TEST_SHARD_INDEX", "x"}, {"TEST_TOTAL_SHARDS", "3"}}, "TEST_SHARD_INDEX"},
       {{{"GTEST_SHARD_INDEX", "0"}, {"GTEST_TOTAL_SHARDS", "0"}}, "GTEST_TOTAL_SHARDS"},
-      {{{"JOB_COMPLETION_INDEX", "0"}}, "TLAB_TOTAL_SHARDS"},  // no total
+      {{{"JOB_COMPLETION_INDEX", "0"}}, "TLAB_TOTAL_SHARDS"},               // no total
       {{{"CI_NODE_INDEX", "0"}, {"CI_NODE_TOTAL", "3"}}, "CI_NODE_INDEX"},  // 1-based
       {{{"CI_NODE_INDEX", " 1"}, {"CI_NODE_TOTAL", "3"}}, "CI_NODE_INDEX"},
       // sbatch --array=1,2,7: not a range.
-      {{{"SLURM_ARRAY_TASK_ID", "7"}, {"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_ARRAY_TASK_MIN", "1"}},
+      {{{"SLURM_ARRAY_TASK_ID", "7"},
+        {"SLURM_ARRAY_TASK_COUNT", "3"},
+        {"SLURM_ARRAY_TASK_MIN", "1"}},
        "SLURM_ARRAY_TASK_ID"},
-      {{{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "3"}, {"SLURM_ARRAY_TASK_MIN", "2"}},
+      {{{"SLURM_ARRAY_TASK_ID", "1"},
+        {"SLURM_ARRAY_TASK_COUNT", "3"},
+        {"SLURM_ARRAY_TASK_MIN", "2"}},
        "SLURM_ARRAY_TASK_ID"},
   };
   for (const auto& [vars, var] : cases) {
@@ -152,7 +164,8 @@ TEST(Shard, TouchesBazelsStatusFile) {
   EXPECT_EQ(touch_shard_status_file(env_of({{"TEST_SHARD_STATUS_FILE", path}})), "");
   EXPECT_EQ(std::remove(path.c_str()), 0);
   EXPECT_EQ(touch_shard_status_file(env_of({})), "");
-  EXPECT_NE(touch_shard_status_file(env_of({{"TEST_SHARD_STATUS_FILE", "/nonexistent/dir/x"}})), "");
+  EXPECT_NE(touch_shard_status_file(env_of({{"TEST_SHARD_STATUS_FILE", "/nonexistent/dir/x"}})),
+            "");
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-
 namespace tlab::tool {
 
 void add_shard_option(CLI::App& sub, std::string& flag) {
@@ -42,9 +41,8 @@ std::optional<int> resolve_shard_option(const CLI::App& sub, const std::string& 
 
 std::string scenario_case_key(const CaseSpec& spec) {
   const std::string name = spec.scenario ? spec.scenario->name : std::string();
-  const std::string unit = spec.expect_fail && spec.mutant
-                               ? fmt::format("{}:{}", name, name_of(*spec.mutant))
-                               : spec.id;
+  const std::string unit =
+      spec.expect_fail && spec.mutant ? fmt::format("{}:{}", name, name_of(*spec.mutant)) : spec.id;
   return fmt::format("{}|seed={}|operations={}|budget_s={}", unit, spec.seed, spec.operations,
                      spec.budget_s);
 }

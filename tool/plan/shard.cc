@@ -59,8 +59,8 @@ std::optional<Shard> from_row(const ShardVariables& row, const GetEnv& env, Inpu
   const auto total = read_number(env, row.total_var, std::nullopt, errors);
   const auto min = row.min_var.empty() ? std::optional<std::uint64_t>(row.base)
                                        : read_number(env, row.min_var, row.base, errors);
-  const auto step =
-      row.step_var.empty() ? std::optional<std::uint64_t>(1) : read_number(env, row.step_var, 1, errors);
+  const auto step = row.step_var.empty() ? std::optional<std::uint64_t>(1)
+                                         : read_number(env, row.step_var, 1, errors);
   if (errors.size() != before || !id || !total || !min || !step) {
     errors.push_back({std::string(row.index_var), "/",
                       fmt::format("{} sharding needs {} and {} ({}-based)", row.system,
@@ -80,8 +80,8 @@ std::optional<Shard> from_row(const ShardVariables& row, const GetEnv& env, Inpu
   if (*id < *min || (*id - *min) % *step != 0 || (*id - *min) / *step >= *total) {
     errors.push_back(
         {name, "/",
-         fmt::format("{} does not name one of {} shards (the first is {}{}); {}", *id, *total,
-                     *min, *step == 1 ? "" : fmt::format(", step {}", *step),
+         fmt::format("{} does not name one of {} shards (the first is {}{}); {}", *id, *total, *min,
+                     *step == 1 ? "" : fmt::format(", step {}", *step),
                      row.min_var.empty() ? fmt::format("{} counts from {}", name, row.base)
                                          : "use a range such as --array=0-N-1, or pass --shard")});
     return std::nullopt;
@@ -109,8 +109,8 @@ std::optional<Shard> parse_shard_flag(const std::string& text, InputErrors& erro
     n = parse_count(std::string_view(text).substr(slash + 1));
   }
   if (!i || !n) {
-    errors.push_back({"--shard", "/",
-                      fmt::format("'{}' is not i/n (0-based: --shard 0/3, 1/3, 2/3)", text)});
+    errors.push_back(
+        {"--shard", "/", fmt::format("'{}' is not i/n (0-based: --shard 0/3, 1/3, 2/3)", text)});
     return std::nullopt;
   }
   if (*n == 0 || *n > kMaxShards || *i >= *n) {

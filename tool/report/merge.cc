@@ -85,9 +85,9 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
     check_same(f, first, "/shard/plan_digest", "the plan's digest (cases, seeds, operations)",
                s.plan_digest, s0.plan_digest, errors);
     if (const auto [it, fresh] = by_index.emplace(s.index, &f); !fresh) {
-      errors.push_back({f.path, "/shard/index",
-                        fmt::format("shard {} of {} is also in {}", s.index, s.total,
-                                    it->second->path)});
+      errors.push_back(
+          {f.path, "/shard/index",
+           fmt::format("shard {} of {} is also in {}", s.index, s.total, it->second->path)});
       continue;  // its cases are the other file's: one error says it
     }
     for (std::size_t i = 0; i < r.cases.size(); ++i) {
@@ -103,10 +103,11 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
     (by_index.count(i) ? have : missing).push_back(i);
   }
   if (!missing.empty()) {
-    errors.push_back({"tlab merge", "",
-                      fmt::format("missing shard{} {} of {} (given: {}); nothing was written",
-                                  missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
-                                  s0.total, have.empty() ? "none" : fmt::format("{}", fmt::join(have, ", ")))});
+    errors.push_back(
+        {"tlab merge", "",
+         fmt::format("missing shard{} {} of {} (given: {}); nothing was written",
+                     missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), s0.total,
+                     have.empty() ? "none" : fmt::format("{}", fmt::join(have, ", ")))});
     return std::nullopt;
   }
   Report merged;
@@ -117,8 +118,9 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
     merged.planned += f.report.planned;
     std::move(f.report.cases.begin(), f.report.cases.end(), std::back_inserter(merged.cases));
   }
-  std::stable_sort(merged.cases.begin(), merged.cases.end(),
-                   [](const CaseRecord& a, const CaseRecord& b) { return *a.plan_index < *b.plan_index; });
+  std::stable_sort(
+      merged.cases.begin(), merged.cases.end(),
+      [](const CaseRecord& a, const CaseRecord& b) { return *a.plan_index < *b.plan_index; });
   for (CaseRecord& c : merged.cases) c.plan_index.reset();
   merged.merged = MergedRecord{s0.total, s0.plan_cases, s0.plan_digest, s0.scenario_digest};
   return merged;

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-
 namespace tlab::tool {
 
 namespace {
@@ -61,7 +60,8 @@ CaseRecord case_from(const Json& j) {
     throw std::invalid_argument("unknown verdict");
   }
   if (j.contains("model")) c.model = model_from(j.at("model"));
-  if (j.contains("property")) c.property_command = j.at("property").at("command").get<std::string>();
+  if (j.contains("property"))
+    c.property_command = j.at("property").at("command").get<std::string>();
   c.plan_index = opt<std::size_t>(j, "plan_index");
   if (j.contains("trials")) {
     TrialTally t;
@@ -112,20 +112,17 @@ std::optional<ReportFile> read_report(const std::string& path, InputErrors& erro
     if (doc->contains("shard")) {
       where = "/shard";
       const Json& s = doc->at("shard");
-      r.shard = ShardRecord{s.at("index").get<std::uint32_t>(),
-                            s.at("total").get<std::uint32_t>(),
-                            s.at("plan_cases").get<std::size_t>(),
-                            s.at("plan_digest").get<std::string>(),
-                            s.at("scenario_digest").get<std::string>(),
-                            s.at("source").get<std::string>()};
+      r.shard = ShardRecord{
+          s.at("index").get<std::uint32_t>(),         s.at("total").get<std::uint32_t>(),
+          s.at("plan_cases").get<std::size_t>(),      s.at("plan_digest").get<std::string>(),
+          s.at("scenario_digest").get<std::string>(), s.at("source").get<std::string>()};
     }
     if (doc->contains("merged")) {
       where = "/merged";
       const Json& m = doc->at("merged");
-      r.merged = MergedRecord{m.at("shards").get<std::uint32_t>(),
-                              m.at("plan_cases").get<std::size_t>(),
-                              m.at("plan_digest").get<std::string>(),
-                              m.at("scenario_digest").get<std::string>()};
+      r.merged = MergedRecord{
+          m.at("shards").get<std::uint32_t>(), m.at("plan_cases").get<std::size_t>(),
+          m.at("plan_digest").get<std::string>(), m.at("scenario_digest").get<std::string>()};
     }
   } catch (const std::exception& e) {
     errors.push_back({path, where, fmt::format("cannot be read back as a report: {}", e.what())});
