@@ -254,6 +254,12 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
   Json interrupted = load("s1.json");
   interrupted["interrupted"] = true;
   std::ofstream(path("interrupted1.json")) << interrupted.dump();
+  Json killed = load("s1.json");  // what a shard killed mid-run leaves on disk
+  killed["complete"] = false;
+  std::ofstream(path("killed1.json")) << killed.dump();
+  Json rounds = load("s1.json");
+  rounds["until_fail"] = {{"round", 1}, {"rounds", 2}, {"vary_seed", false}};
+  std::ofstream(path("rounds1.json")) << rounds.dump();
 
   const std::string s0 = path("s0.json"), s2 = path("s2.json");
   const std::vector<std::pair<std::vector<std::string>, std::string>> refusals{
@@ -268,6 +274,8 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
        "version1.json: /environment/tlab_version: the tlab version is '0.0.0-other'"},
       {{s0, path("interrupted1.json"), s2},
        "interrupted1.json: /interrupted: shard 1 was interrupted"},
+      {{s0, path("killed1.json"), s2}, "killed1.json: /complete: shard 1 did not finish"},
+      {{s0, path("rounds1.json"), s2}, "rounds1.json: /until_fail: a --until-fail report"},
       {{path("whole.json")}, "whole.json: /shard: not a shard report"},
       {{s0, path("nonexistent.json")}, "nonexistent.json"},
   };
