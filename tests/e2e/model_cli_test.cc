@@ -107,6 +107,47 @@ TEST_F(ModelCli, TokenModelRunsCleanAndMutants) {
   EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
 }
 
+// `tlab model --shard i/3` splits the runs: each (test, mutant or clean) run is in
+// exactly one shard, and `tlab merge` of the three equals the unsharded run in ids,
+// order, verdicts, failing iterations and the summary. Stripped as run-dependent:
+// environment, duration_s, Relacy's cpu_seconds and iterations_per_second (every
+// run shares one --history-dir, so the history paths agree).
+TEST_F(ModelCli, ShardedModelRunsMergeToTheUnshardedRun) {
+  auto strip = [](Json report) {
+    for (const char* k : {"environment", "shard", "merged"}) report.erase(k);
+    for (Json& c : report["cases"]) {
+      c.erase("duration_s");
+      for (const char* k : {"cpu_seconds", "iterations_per_second"}) c["model"].erase(k);
+    }
+    return report;
+  };
+  auto model = [&](const std::string& report, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"model", "token", "--iterations", "2000", "--models-dir",
+                                  TLAB_MODELS_DIR, "--history-dir", path("hist"),
+                                  "--report", path(report)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Result r = tlab(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+  };
+  model("whole.json", {});
+  std::vector<std::string> merge{"merge"};
+  std::size_t cases = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "shard" + std::to_string(i) + ".json";
+    model(name, {"--shard", std::to_string(i) + "/3"});
+    const Json shard = valid_report(slurp(path(name)));
+    EXPECT_EQ(shard["shard"]["plan_cases"], 10);
+    cases += shard["cases"].size();
+    merge.push_back(path(name));
+  }
+  EXPECT_EQ(cases, 10u);
+  merge.insert(merge.end(), {"--report", path("merged.json")});
+  const Result r = tlab(merge);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(strip(valid_report(slurp(path("merged.json")))),
+            strip(valid_report(slurp(path("whole.json")))));
+}
+
 // Without --history-dir, the temporary history directory keeps only unexpected
 // failures: on a passing run (clean runs pass, every mutant caught) nothing is left
 // in $TMPDIR, and nothing is announced on stderr.

@@ -14,6 +14,7 @@ std::unique_ptr<Command> make_list_command();
 std::unique_ptr<Command> make_validate_command();
 std::unique_ptr<Command> make_replay_command();
 std::unique_ptr<Command> make_compare_command();
+std::unique_ptr<Command> make_merge_command();
 
 namespace {
 
@@ -26,6 +27,7 @@ constexpr std::array kTable{
     CommandEntry{"validate", &make_validate_command},
     CommandEntry{"replay", &make_replay_command},
     CommandEntry{"compare", &make_compare_command},
+    CommandEntry{"merge", &make_merge_command},
 };
 
 }  // namespace

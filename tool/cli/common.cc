@@ -1,6 +1,7 @@
 // tlab/tool/cli/common.cc: see common.h.
 #include "cli/common.h"
 
+#include "cli/shard_option.h"
 #include "cli/subject_option.h"
 #include "subjects/subjects.h"
 
@@ -197,7 +198,8 @@ ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
     const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject,
-    const Repetition& repeat, const std::optional<SimSpec>& sim) {
+    const Repetition& repeat, const std::optional<SimSpec>& sim,
+    const std::optional<Shard>& shard) {
   ScenarioRun r;
   const ScenarioLoader loader;
   InputErrors errors;
@@ -243,7 +245,9 @@ ScenarioRun run_scenarios(
     r.exit = bad_input(errors, env);
     return r;
   }
-  const std::vector<CaseSpec> specs = plan(r.scenarios);
+  std::vector<CaseSpec> specs = plan(r.scenarios);
+  std::optional<ShardedPlan> sharded;
+  if (shard) sharded = shard_scenario_plan(specs, *shard);
   auto runner = runner_or_null(env);
   if (!runner) {
     r.exit = kExitInternal;
@@ -264,6 +268,7 @@ ScenarioRun run_scenarios(
   options.trials = repeat.trials;
   if (!repeat.rounds) {
     r.report = execute_plan(specs, r.scenarios, *runner, options);
+    if (sharded) record_shard(r.report, *sharded);
     return r;
   }
   const std::uint32_t rounds = *repeat.rounds;
@@ -274,6 +279,7 @@ ScenarioRun run_scenarios(
     }
     options.until_fail = UntilFail{round, rounds, repeat.vary_seed};
     r.report = execute_plan(round_specs, r.scenarios, *runner, options);
+    if (sharded) record_shard(r.report, *sharded);
     if (r.report.interrupted || r.report.exit_code() != kExitOk || round == rounds) break;
     *env.err << fmt::format("tlab: round {}/{}: no failure\n", round, rounds);
   }

@@ -23,6 +23,7 @@
 #include "cli/command.h"
 #include "layers/layers.h"
 #include "plan/plan.h"
+#include "plan/shard.h"
 #include "report/report.h"
 #include "scenario/scenario.h"
 #include "subjects/plugin.h"
@@ -134,10 +135,13 @@ struct ScenarioRun {
 // With `sim` (--sim), the scenarios are those whose engine runs under simulation
 // (subjects.h, SubjectInfo::sim_refusal): the built-in suite's others are skipped
 // with a line on err naming each and why; a named file that cannot is bad input.
+// With `shard` (cli/shard_option.h), only that shard's cases of the plan run and
+// the report records the shard.
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
     const OutputOptions& o, const CliEnv& env, const SubjectFacts* subject = nullptr,
-    const Repetition& repeat = {}, const std::optional<SimSpec>& sim = std::nullopt);
+    const Repetition& repeat = {}, const std::optional<SimSpec>& sim = std::nullopt,
+    const std::optional<Shard>& shard = std::nullopt);
 
 }  // namespace tlab::tool

@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/shard_option.h"
 #include "cli/subject_option.h"
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
@@ -42,6 +43,7 @@ struct CheckOptions {
   std::uint32_t repeat = 1;
   SimOptions sim;
   LayerSources sources;
+  std::string shard;
   OutputOptions outputs;
 };
 
@@ -77,6 +79,9 @@ class CheckCommand final : public Command {
     sub.get_option("--subject")->excludes("--models");
     add_sim_options(sub, o_.sim);
     sub.get_option("--sim")->excludes("--subject");
+    add_shard_option(sub, o_.shard);
+    // The other layers are not sharded: `tlab model --shard` splits the models.
+    sub.get_option("--shard")->excludes("--models");
     add_outputs(sub, o_.outputs, /*junit=*/true);
     add_example(sub, "tlab check --junit check.xml");
   }
@@ -93,9 +98,16 @@ class CheckCommand final : public Command {
     }
     Repetition repeat;
     if (sub_->count("--repeat") > 0) repeat.trials = o_.repeat;
+    std::optional<Shard> shard;
+    if (auto stop = resolve_shard_option(*sub_, o_.shard, env, shard)) return *stop;
+    if (shard && o_.with_models) {
+      return bad_input({{shard->source, "/",
+                         "--models is not sharded; split the models with `tlab model --shard`"}},
+                       env);
+    }
     ScenarioRun r = run_scenarios(
         "check", o_.paths, [&](const std::vector<Scenario>& s) { return plan_check(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim, shard);
     if (r.exit) return *r.exit;
     Report& report = r.report;
     // A subject on tlab's clock also gets the property layer: random ABI call

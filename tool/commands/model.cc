@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/shard_option.h"
 #include "layers/layers.h"
 #include "layers/model_runs.h"
 #include "report/console.h"
@@ -35,6 +36,7 @@ struct ModelOptions {
   std::string timeout = "300s";
   std::string history_dir;
   LayerSources sources;
+  std::string shard;
   OutputOptions outputs;
 };
 
@@ -71,6 +73,7 @@ class ModelCommand final : public Command {
                    "keeps only unexpected failures and is removed when there are none)")
         ->type_name("DIR");
     add_layer_sources(sub, o_.sources);
+    add_shard_option(sub, o_.shard);
     add_outputs(sub, o_.outputs, /*junit=*/true);
     sub.footer(
         "Model binaries are looked for in: --models-dir, $TLAB_MODELS_DIR, this build's "
@@ -91,6 +94,8 @@ class ModelCommand final : public Command {
           {"--context-bound", "/",
            fmt::format("applies to --scheduler bound only; got --scheduler {}", o_.scheduler)});
     }
+    std::optional<Shard> shard;
+    if (auto stop = resolve_shard_option(*sub_, o_.shard, env, shard)) return *stop;
     std::vector<std::string> looked_in;
     const auto dir = find_models_dir(o_.sources.models_dir, errors, looked_in);
     check_outputs(o_.outputs, errors);
@@ -114,10 +119,22 @@ class ModelCommand final : public Command {
     sel.tests = o_.tests;
     if (!o_.mutant.empty()) sel.mutant = mutant_from_name(o_.mutant);
     sel.mutants = !o_.clean_only;
-    const std::vector<ModelRunSpec> specs = plan_models(*catalogue, sel, errors);
+    std::vector<ModelRunSpec> specs = plan_models(*catalogue, sel, errors);
     if (!errors.empty()) return bad_input(errors, env);
 
     ModelRunOptions mo = run_options();
+    // --shard splits the runs: each (model, test, mutant or clean) run is one case,
+    // so the shards' union is exactly the unsharded run (Relacy runs are
+    // deterministic: iteration i is seeded with i).
+    std::optional<ShardedPlan> sharded;
+    if (shard) {
+      std::vector<std::string> keys, ids;
+      for (const ModelRunSpec& spec : specs) {
+        ids.push_back(model_case_id(spec, mo));
+        keys.push_back(fmt::format("{}|iterations={}", ids.back(), mo.iterations));
+      }
+      sharded = shard_plan(specs, keys, ids, *shard);
+    }
     bool made_history_dir = false;
     namespace fs = std::filesystem;
     if (mo.history_dir.empty()) {
@@ -157,6 +174,7 @@ class ModelCommand final : public Command {
       std::erase_if(report.cases,
                     [](const CaseRecord& c) { return c.result.verdict == Verdict::kInterrupted; });
     }
+    if (sharded) record_shard(report, *sharded);
     std::error_code ec;
     const bool histories = fs::exists(mo.history_dir, ec) && !fs::is_empty(mo.history_dir, ec);
     if (made_history_dir && !histories) fs::remove(mo.history_dir, ec);

@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/shard_option.h"
 #include "cli/subject_option.h"
 #include "plan/trials.h"
 
@@ -40,6 +41,7 @@ struct RunOptions {
   std::uint32_t until_fail = 0;
   bool vary_seed = false;
   SimOptions sim;
+  std::string shard;
   OutputOptions outputs;
 };
 
@@ -79,6 +81,7 @@ class RunCommand final : public Command {
     sub.add_flag("--vary-seed", o_.vary_seed,
                  "with --until-fail: round r runs each case at its seed + r - 1")
         ->needs("--until-fail");
+    add_shard_option(sub, o_.shard);
     add_outputs(sub, o_.outputs, /*junit=*/true);
     add_example(sub, "tlab run scenarios/fixed_rate_drift.json --strategy binary_heap --seed 7");
   }
@@ -98,9 +101,11 @@ class RunCommand final : public Command {
     Repetition repeat;
     if (sub_->count("--until-fail") > 0) repeat.rounds = o_.until_fail;
     repeat.vary_seed = o_.vary_seed;
+    std::optional<Shard> shard;
+    if (auto stop = resolve_shard_option(*sub_, o_.shard, env, shard)) return *stop;
     ScenarioRun r = run_scenarios(
         "run", o_.paths, [&](const std::vector<Scenario>& s) { return plan_run(s, ov); },
-        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim);
+        o_.outputs, env, subject ? &*subject : nullptr, repeat, ov.sim, shard);
     if (r.exit) return *r.exit;
     const int code = finish(r.report, o_.outputs, env);
     if (const auto& u = r.report.until_fail; u && !r.report.interrupted) {

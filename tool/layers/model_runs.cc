@@ -51,7 +51,7 @@ CaseRecord record_of(const ModelRunSpec& spec, const ModelRunOptions& options,
   c.scenario = case_scenario(*spec.test);
   c.strategy = scheduler_label(options);
   if (spec.mutant) c.mutant = std::string(name_of(*spec.mutant));
-  c.id = c.scenario + "/" + c.strategy + (c.mutant ? "/" + *c.mutant : "");
+  c.id = model_case_id(spec, options);
   c.seed = 0;
   c.budget_s = options.timeout_s;
   c.expect_fail = spec.expect_fail;
@@ -127,6 +127,11 @@ CaseRecord record_of(const ModelRunSpec& spec, const ModelRunOptions& options,
 }
 
 }  // namespace
+
+std::string model_case_id(const ModelRunSpec& spec, const ModelRunOptions& options) {
+  return case_scenario(*spec.test) + "/" + scheduler_label(options) +
+         (spec.mutant ? "/" + std::string(name_of(*spec.mutant)) : "");
+}
 
 std::string scheduler_label(const ModelRunOptions& options) {
   switch (options.scheduler) {

@@ -114,6 +114,10 @@ std::vector<CaseRecord> run_models(const std::vector<ModelRunSpec>& specs,
                                    const ModelRunOptions& options,
                                    const std::function<void(const CaseRecord&)>& on_case);
 
+// model_case_id: the id of the run's case: "model.<model>.<test>/<scheduler
+// label>[/<mutant>]".
+std::string model_case_id(const ModelRunSpec& spec, const ModelRunOptions& options);
+
 // scheduler_label: "random", "bound:2", "full".
 std::string scheduler_label(const ModelRunOptions& options);
 

@@ -19,6 +19,7 @@
 
 #include "base/build_info.h"
 #include "base/embedded.h"
+#include "plan/shard.h"
 
 namespace tlab::tool {
 
@@ -88,6 +89,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
                   {"command", m.command}};
   }
   if (c.property_command) j["property"] = {{"command", *c.property_command}};
+  if (c.plan_index) j["plan_index"] = *c.plan_index;
   if (c.trials) {
     const TrialTally& t = *c.trials;
     j["trials"] = t.verdicts.size();
@@ -271,6 +273,20 @@ nlohmann::ordered_json Report::to_json(bool complete) const {
                        {"rounds", until_fail->rounds},
                        {"vary_seed", until_fail->vary_seed}};
   }
+  if (shard) {
+    j["shard"] = {{"index", shard->index},
+                  {"total", shard->total},
+                  {"plan_cases", shard->plan_cases},
+                  {"plan_digest", shard->plan_digest},
+                  {"scenario_digest", shard->scenario_digest},
+                  {"source", shard->source}};
+  }
+  if (merged) {
+    j["merged"] = {{"shards", merged->shards},
+                   {"plan_cases", merged->plan_cases},
+                   {"plan_digest", merged->plan_digest},
+                   {"scenario_digest", merged->scenario_digest}};
+  }
   const Summary s = summary();
   j["summary"] = {{"planned", s.planned},
                   {"cases", s.cases},
@@ -285,6 +301,15 @@ nlohmann::ordered_json Report::to_json(bool complete) const {
                   {"mutants_survived", s.mutants_survived},
                   {"exit_code", exit_code()}};
   return j;
+}
+
+std::string scenario_set_digest(const std::map<std::string, ScenarioSource>& scenarios) {
+  // The map is ordered by name and dump() sorts object keys: one byte string per set.
+  std::string all;
+  for (const auto& [name, src] : scenarios) {
+    all += name + '\n' + src.document.dump() + '\n';
+  }
+  return digest_hex(all);
 }
 
 void write_file_atomic(const std::string& path, std::string_view content) {
@@ -371,15 +396,21 @@ bool check_output_path(const std::string& path, const std::string& flag, InputEr
   return true;
 }
 
-std::optional<ReplayTarget> load_replay_target(const std::string& path,
-                                               const std::optional<std::string>& case_id,
-                                               InputErrors& errors) {
+std::optional<Json> read_report_document(const std::string& path, InputErrors& errors) {
   std::string text;
   if (!read_text_file(path, text, errors)) return std::nullopt;
   auto doc = parse_json_text(text, path, errors);
   if (!doc) return std::nullopt;
   static const SchemaValidator validator(embedded_report_schema());
   if (!validator.validate(*doc, path, errors)) return std::nullopt;
+  return doc;
+}
+
+std::optional<ReplayTarget> load_replay_target(const std::string& path,
+                                               const std::optional<std::string>& case_id,
+                                               InputErrors& errors) {
+  auto doc = read_report_document(path, errors);
+  if (!doc) return std::nullopt;
   const Json& cases = doc->at("cases");
   std::optional<std::size_t> index;
   if (case_id) {

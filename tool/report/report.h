@@ -17,6 +17,10 @@
 //   interrupted     true when Ctrl-C cut the run short (cases holds what ran)
 //   until_fail      optional: `run --until-fail N`: the round this report is of
 //   kill_matrix     optional: which layer catches which mutant (kill_matrix.h)
+//   shard           optional: `--shard i/n` (plan/shard.h): this report holds shard i
+//                   of n; plan_cases, plan_digest and scenario_digest describe the
+//                   whole (unsharded) plan, and each case carries its plan_index
+//   merged          optional: `tlab merge` (report/merge.h): the shards it joined
 //
 // Files are written atomically (write_file_atomic): readers see the old file or
 // the whole new one, never a torn one, also when tlab is killed mid-write.
@@ -107,6 +111,9 @@ struct CaseRecord {
   std::optional<std::string> property_command;
   // Set when the case ran as N trials (TrialTally).
   std::optional<TrialTally> trials;
+  // Sharded reports only: the case's position in the whole plan, so `tlab merge`
+  // restores the unsharded order.
+  std::optional<std::size_t> plan_index;
 
   static CaseRecord from(const CaseSpec& spec, CaseResult result);
   // CaseRecord::caught: for expect_fail cases, whether the mutant was detected
@@ -164,6 +171,25 @@ struct UntilFail {
   bool vary_seed = false;
 };
 
+// ShardRecord: a report of one shard of a plan (plan/shard.h). Two shard reports
+// belong to one run when command, tlab version, total and both digests agree.
+struct ShardRecord {
+  std::uint32_t index = 0;
+  std::uint32_t total = 1;
+  std::size_t plan_cases = 0;   // cases of the whole plan, all shards together
+  std::string plan_digest;      // select_shard: every case key of the whole plan
+  std::string scenario_digest;  // scenario_set_digest of the report's scenarios
+  std::string source;           // "--shard" or the variables it came from
+};
+
+// MergedRecord: `tlab merge`'s report: it joined `shards` shard reports of one plan.
+struct MergedRecord {
+  std::uint32_t shards = 0;
+  std::size_t plan_cases = 0;
+  std::string plan_digest;
+  std::string scenario_digest;
+};
+
 struct Report {
   std::string command;
   Environment environment;
@@ -174,6 +200,8 @@ struct Report {
   // `tlab mutants` and `tlab check --models`: KillMatrix::to_json() (kill_matrix.h).
   std::optional<nlohmann::ordered_json> kill_matrix;
   std::optional<UntilFail> until_fail;
+  std::optional<ShardRecord> shard;
+  std::optional<MergedRecord> merged;
 
   Summary summary() const;
   // Report::outcome: what case `c` (one of `cases`) means for the gate.
@@ -186,6 +214,10 @@ struct Report {
   nlohmann::ordered_json to_json(bool complete = true) const;
 };
 
+// scenario_set_digest: digest_hex (plan/shard.h) of the scenarios' names
+// and documents, canonically serialised: equal for equal scenario sets.
+std::string scenario_set_digest(const std::map<std::string, ScenarioSource>& scenarios);
+
 // write_file_atomic: writes `content` to `path` through a temporary file in the same
 // directory, fsync, rename, fsync of the directory.
 // Ensures: on success `path` holds exactly `content`; on failure `path` is
@@ -195,6 +227,10 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // check_output_path: whether `path` can be created (its directory exists and is
 // writable, and it is not a directory). Appends an error for the `flag` otherwise.
 bool check_output_path(const std::string& path, const std::string& flag, InputErrors& errors);
+
+// read_report_document: the JSON of report file `path`, validated against the
+// report schema; nullopt with errors naming the file and JSON pointer otherwise.
+std::optional<Json> read_report_document(const std::string& path, InputErrors& errors);
 
 // ReplayTarget: one case of a stored report, with the scenario it ran.
 struct ReplayTarget {
