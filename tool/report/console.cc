@@ -68,6 +68,8 @@ std::string trials_of(const CaseRecord& c) {
   return out;
 }
 
+}  // namespace
+
 std::string detail_of(const CaseRecord& c) {
   if (c.model && c.result.verdict == Verdict::kPass) {
     return fmt::format("{} iterations, {:.0f}/s, no failure", c.model->iterations,
@@ -113,6 +115,8 @@ std::string detail_of(const CaseRecord& c) {
   if (!tally.empty()) detail = detail.empty() ? tally : tally + "; " + detail;
   return detail.empty() ? "-" : detail;
 }
+
+namespace {
 
 Row row_of(const Report& report, const CaseRecord& c) {
   Row r;
