@@ -10,7 +10,7 @@
 //   | violation of oracle X (first judged key)    | X (oracles.h kOracleInfo)               |
 //   | latency.<histogram> over its bound          | latency                                 |
 //   | at_least.<oracle> unmet                     | at_least                                |
-//   | a sanitizer report and no violation key     | sanitizer                               |
+//   | a sanitizer report and no violation key     | sanitizer (an oracle)                   |
 //   | a Relacy model found a failure              | model_failure                           |
 //   | a mutant that no case of its pair caught    | mutant_survived                         |
 //   | error, or a clean case's timeout            | error, timeout                          |
