@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "layers/kill_matrix.h"
 #include "report/svg_chart.h"
 #include "support/ci_report.h"
 
@@ -28,6 +29,24 @@ TEST(HtmlReportTest, SectionsAnchorsAndEscaping) {
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
   EXPECT_NE(html.find("class=\"cdf\""), std::string::npos);
   EXPECT_NE(html.find("class=\"histogram\""), std::string::npos);
+}
+
+// With a kill matrix (mutants, check --models) the page shows it: per mutant and
+// layer the detections over trials as a rate, flaky ones marked.
+TEST(HtmlReportTest, KillMatrixWithDetectionRates) {
+  Report r = ci_report();
+  KillMatrix km;
+  km.layer(Layer::kScenario).state = LayerStatus::State::kRan;
+  km.layer(Layer::kScenario).trials = 4;
+  for (int trial = 0; trial < 4; ++trial) {
+    km.add(Mutant::kTokenFlagOnly, {Layer::kScenario, "racing_cancellers/binary_heap",
+                                   trial % 2 == 0, 0.01, "double_resume=1"});
+  }
+  r.kill_matrix = km.to_json();
+  const std::string html = html_report(r, findings(r, ""));
+  EXPECT_NE(html.find("id=\"kill-matrix\""), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"rate flaky\">2/4 (50%)</span>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"mutant uncaught\""), std::string::npos);  // the other mutants
 }
 
 // The axis breaks only over a gap of more than 10x between series maxima, just
