@@ -35,7 +35,8 @@ inline Report ci_report() {
   r.scenarios["racing_cancellers"] = {"builtin:racing_cancellers.json", Json::object()};
   CaseRecord bad = ci_case("binary_heap", Verdict::kFail);
   bad.result.violations["double_resume"] = {2, kHostileText};
-  for (std::int64_t ns = 1000; ns < 5'000'000; ns += 7919) bad.result.latency["fire_lateness"].record(ns);
+  for (std::int64_t ns = 1000; ns < 5'000'000; ns += 7919)
+    bad.result.latency["fire_lateness"].record(ns);
   r.cases.push_back(bad);
   CaseRecord good = ci_case("hashed_wheel", Verdict::kPass);
   good.result.latency["fire_lateness"].record(2000, 50);

@@ -18,7 +18,8 @@ using testing::ci_report;
 TEST(HtmlReportTest, SectionsAnchorsAndEscaping) {
   const Report r = ci_report();
   const std::string html = html_report(r, findings(r, "r.json"));
-  for (const char* id : {"summary", "cases", "oracles", "latency", "mutant-pairs", "replay", "end"}) {
+  for (const char* id :
+       {"summary", "cases", "oracles", "latency", "mutant-pairs", "replay", "end"}) {
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   }
   EXPECT_EQ(html.find("id=\"kill-matrix\""), std::string::npos);  // no kill_matrix in this report
@@ -40,7 +41,7 @@ TEST(HtmlReportTest, KillMatrixWithDetectionRates) {
   km.layer(Layer::kScenario).trials = 4;
   for (int trial = 0; trial < 4; ++trial) {
     km.add(Mutant::kTokenFlagOnly, {Layer::kScenario, "racing_cancellers/binary_heap",
-                                   trial % 2 == 0, 0.01, "double_resume=1"});
+                                    trial % 2 == 0, 0.01, "double_resume=1"});
   }
   r.kill_matrix = km.to_json();
   const std::string html = html_report(r, findings(r, ""));

@@ -62,7 +62,8 @@ TEST(FindingsTest, BuiltinScenarioLocatedInTheSourceTree) {
 // A file on disk is named relative to the nearest directory holding .git; outside
 // any repository it stays as given.
 TEST(FindingsTest, RepoRelativeWalksUpToDotGit) {
-  const fs::path root = fs::temp_directory_path() / ("tlab_sarif_test_" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("tlab_sarif_test_" + std::to_string(::getpid()));
   fs::create_directories(root / "repo" / ".git");
   fs::create_directories(root / "repo" / "a" / "b");
   std::ofstream(root / "repo" / "a" / "b" / "s.json") << "{}";

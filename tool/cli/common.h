@@ -91,9 +91,10 @@ std::unique_ptr<Runner> runner_or_null(const CliEnv& env);
 std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& loader,
                                                         const CliEnv& env);
 
-// finish: writes --report and --junit, then write_ci_outputs; prints the JSON (--json) or the table on
-// out, and says on err where an interrupted run's partial report is. Returns the
-// report's exit code, or kExitInternal if a file could not be written.
+// finish: writes --report and --junit, then write_ci_outputs; prints the JSON
+// (--json) or the table on out, and says on err where an interrupted run's partial
+// report is. Returns the report's exit code, or kExitInternal if a file could not
+// be written.
 int finish(const Report& report, const OutputOptions& o, const CliEnv& env);
 
 // ScenarioRun: the outcome of run_scenarios.

@@ -51,10 +51,10 @@ std::string conclusion_of(Workload w, const CompareResults& r) {
     double margin = 0;
     auto flush = [&] {
       if (current.empty()) return;
-      parts.push_back(fmt::format("{} at {}{} pending ({:.1f}x cheaper than the next strategy at "
-                                  "{})",
-                                  current, from, from == to ? "" : fmt::format("..{}", to), margin,
-                                  to));
+      parts.push_back(
+          fmt::format("{} at {}{} pending ({:.1f}x cheaper than the next strategy at "
+                      "{})",
+                      current, from, from == to ? "" : fmt::format("..{}", to), margin, to));
     };
     for (const auto& [pending, rows] : by_pending) {
       const auto cost = [](const ResultRow& x) { return x.cost.ns_per_op; };
@@ -99,7 +99,8 @@ std::string results_table(const CompareResults& r) {
     out += "</tr>\n";
   }
   out += "</tbody></table>\n";
-  for (const std::string& f : r.failures) out += "<p class=\"failed\">FAILED " + xml_escape(f) + "</p>\n";
+  for (const std::string& f : r.failures)
+    out += "<p class=\"failed\">FAILED " + xml_escape(f) + "</p>\n";
   return out;
 }
 
@@ -108,8 +109,9 @@ std::string results_table(const CompareResults& r) {
 std::string compare_results_html(const CompareOptions& o, const CompareResults& r,
                                  const Environment& env) {
   std::string body;
-  std::string conclusions = "<table id=\"conclusion\"><thead><tr><th>workload</th><th>which "
-                            "strategy</th></tr></thead><tbody>\n";
+  std::string conclusions =
+      "<table id=\"conclusion\"><thead><tr><th>workload</th><th>which "
+      "strategy</th></tr></thead><tbody>\n";
   for (Workload w : o.workloads) {
     conclusions += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", name_of(w),
                                xml_escape(conclusion_of(w, r)));
@@ -125,10 +127,10 @@ std::string compare_results_html(const CompareOptions& o, const CompareResults& 
         }
         it->points.emplace_back(static_cast<double>(x.pending), x.cost.ns_per_op);
       }
-      body += svg_line_chart({fmt::format("{}: CPU ns per operation", name_of(w)),
-                              "pending timers (log)", "ns/op (log)", true,
-                              broken_axis_clip(series), "cost"},
-                             series);
+      body += svg_line_chart(
+          {fmt::format("{}: CPU ns per operation", name_of(w)), "pending timers (log)",
+           "ns/op (log)", true, broken_axis_clip(series), "cost"},
+          series);
     } else {
       const bool late = w == Workload::kLateness;
       std::vector<ChartSeries> series;
@@ -137,10 +139,11 @@ std::string compare_results_html(const CompareOptions& o, const CompareResults& 
       }
       series.push_back({late ? "clock_nanosleep (OS limit)" : "cv wake (OS limit)",
                         cdf_points(late ? r.nanosleep_run() : r.cv_wake), true});
-      body += svg_line_chart({fmt::format("{}: CDF", name_of(w)),
-                              late ? "fire time - deadline, us (log)" : "cancel -> resumed, us (log)",
-                              "fraction", false, std::nullopt, "cdf"},
-                             series);
+      body +=
+          svg_line_chart({fmt::format("{}: CDF", name_of(w)),
+                          late ? "fire time - deadline, us (log)" : "cancel -> resumed, us (log)",
+                          "fraction", false, std::nullopt, "cdf"},
+                         series);
     }
   }
   conclusions += "</tbody></table>\n";
@@ -149,7 +152,8 @@ std::string compare_results_html(const CompareOptions& o, const CompareResults& 
     notes += fmt::format("<li><b>{}</b>: {}</li>\n", xml_escape(k), xml_escape(v));
   notes += "</ul>\n";
   return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tlab compare</title>\n"
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tlab "
+      "compare</title>\n"
       "<style>body{{font-family:sans-serif;max-width:1500px}}svg{{margin:8px;border:1px solid "
       "#ccc}}table{{border-collapse:collapse;font-size:13px}}th,td{{border:1px solid #ccc;"
       "padding:2px 6px}}th{{background:#eee}}td.num{{text-align:right}}tr.peer{{color:#555}}"

@@ -23,8 +23,9 @@ namespace fs = std::filesystem;
 // "sanitizer" is an oracle (oracles.h), so a sanitizer report without a violation key
 // names that row.
 constexpr std::array<FindingRule, 6> kExtraRules{{
-    {"latency", "a latency histogram broke its bound (expect.fire_lateness_us, "
-                "expect.cancel_to_resume_us)"},
+    {"latency",
+     "a latency histogram broke its bound (expect.fire_lateness_us, "
+     "expect.cancel_to_resume_us)"},
     {"at_least", "fewer violations than the scenario's expect.at_least requires"},
     {"model_failure", "a Relacy model found a failing execution"},
     {"mutant_survived", "a seeded mutant that no case of its (scenario, mutant) pair caught"},
@@ -115,8 +116,8 @@ std::vector<Finding> findings(const Report& report, const std::string& report_pa
     auto it = report.scenarios.find(c.scenario);
     if (it != report.scenarios.end() && !c.model) {
       const std::string& source = it->second.source;
-      f.file = source.starts_with("builtin:") ? "scenarios/" + source.substr(8)
-                                              : repo_relative(source);
+      f.file =
+          source.starts_with("builtin:") ? "scenarios/" + source.substr(8) : repo_relative(source);
       const std::string text = scenario_text(source);
       if (c.mutant) f.line = line_of(text, fmt::format("\"{}\"", *c.mutant));
       if (f.line == 0) f.line = line_of(text, "\"expect\"");

@@ -20,12 +20,24 @@ std::string cell(std::string_view s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '|': out += "\\|"; break;
-      case '\n': case '\r': out += ' '; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      default: out += ch;
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+      case '\r':
+        out += ' ';
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -37,10 +49,17 @@ std::string github_escape_data(std::string_view s) {
   std::string out;
   for (char ch : s) {
     switch (ch) {
-      case '%': out += "%25"; break;
-      case '\r': out += "%0D"; break;
-      case '\n': out += "%0A"; break;
-      default: out += ch;
+      case '%':
+        out += "%25";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -50,9 +69,14 @@ std::string github_escape_property(std::string_view s) {
   std::string out;
   for (char ch : github_escape_data(s)) {
     switch (ch) {
-      case ':': out += "%3A"; break;
-      case ',': out += "%2C"; break;
-      default: out += ch;
+      case ':':
+        out += "%3A";
+        break;
+      case ',':
+        out += "%2C";
+        break;
+      default:
+        out += ch;
     }
   }
   return out;
@@ -71,14 +95,14 @@ std::string github_annotations(const std::vector<Finding>& found) {
   return out;
 }
 
-std::string step_summary(const Report& report, const std::vector<Finding>& found,
-                         std::size_t cap) {
+std::string step_summary(const Report& report, const std::vector<Finding>& found, std::size_t cap) {
   const Summary s = report.summary();
-  std::string head = fmt::format(
-      "## tlab {}: {} cases, {} passed, {} failed, {} errors, {} timeouts\n\n", report.command,
-      s.cases, s.passed, s.failed, s.errors, s.timeouts);
+  std::string head =
+      fmt::format("## tlab {}: {} cases, {} passed, {} failed, {} errors, {} timeouts\n\n",
+                  report.command, s.cases, s.passed, s.failed, s.errors, s.timeouts);
   if (!s.mutants_survived.empty()) {
-    head += fmt::format("Mutants survived: {}\n\n", cell(fmt::format("{}", fmt::join(s.mutants_survived, ", "))));
+    head += fmt::format("Mutants survived: {}\n\n",
+                        cell(fmt::format("{}", fmt::join(s.mutants_survived, ", "))));
   }
   if (found.empty()) {
     head += "No failing case.\n";
@@ -113,7 +137,8 @@ void emit_github(const Report& report, const std::vector<Finding>& found, std::o
   std::error_code ec;
   const std::uintmax_t existing = std::filesystem::file_size(path, ec);
   const std::size_t used = ec ? 0 : static_cast<std::size_t>(existing);
-  const std::string md = step_summary(report, found, used < kStepSummaryCap ? kStepSummaryCap - used : 0);
+  const std::string md =
+      step_summary(report, found, used < kStepSummaryCap ? kStepSummaryCap - used : 0);
   std::ofstream out(path, std::ios::app | std::ios::binary);
   out << md;
   out.flush();

@@ -43,8 +43,7 @@ std::string github_annotations(const std::vector<Finding>& found);
 
 // step_summary: the Markdown summary (verdict counts, one table row per finding),
 // at most `cap` bytes: rows that do not fit are replaced by a truncation line.
-std::string step_summary(const Report& report, const std::vector<Finding>& found,
-                         std::size_t cap);
+std::string step_summary(const Report& report, const std::vector<Finding>& found, std::size_t cap);
 
 // emit_github: when GITHUB_ACTIONS=true, writes the annotations on `err` and appends
 // the summary to $GITHUB_STEP_SUMMARY (capped with the file's current size counted).

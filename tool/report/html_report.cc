@@ -55,13 +55,13 @@ std::string summary_section(const Report& report) {
   }
   out += fmt::format(
       "<p class=\"env\">{}; {}; sanitizer {}; {} CPUs; {}; tlab {} ({})</p></section>\n",
-      xml_escape(e.compiler), xml_escape(e.build_type), xml_escape(e.sanitizer),
-      e.cpus_available, xml_escape(e.kernel), xml_escape(e.tlab_version),
-      xml_escape(e.git_revision));
+      xml_escape(e.compiler), xml_escape(e.build_type), xml_escape(e.sanitizer), e.cpus_available,
+      xml_escape(e.kernel), xml_escape(e.tlab_version), xml_escape(e.git_revision));
   return out;
 }
 
-std::string cases_section(const Report& report, const std::map<const CaseRecord*, std::size_t>& finding_of) {
+std::string cases_section(const Report& report,
+                          const std::map<const CaseRecord*, std::size_t>& finding_of) {
   std::string out =
       "<section><h2>Cases</h2>\n<table id=\"cases\"><thead><tr><th>case</th><th>strategy</th>"
       "<th>mutant</th><th>seed</th><th>verdict</th><th>time</th><th>explanation</th>"
@@ -98,7 +98,8 @@ std::string oracles_section(const Report& report) {
       Count& n = o ? by_oracle[static_cast<std::size_t>(*o)] : extra[key];
       n.cases += v.count > 0;
       n.violations += v.count;
-      n.failed += v.count > 0 && c.result.verdict == Verdict::kFail && judged(key, c.result.promises);
+      n.failed +=
+          v.count > 0 && c.result.verdict == Verdict::kFail && judged(key, c.result.promises);
     }
   }
   std::string out =
@@ -111,7 +112,8 @@ std::string oracles_section(const Report& report) {
         n.cases > 0 ? " seen" : "", xml_escape(name), xml_escape(what), n.cases, n.violations,
         n.failed);
   };
-  for (const OracleInfo& o : kOracleInfo) row(o.name, o.counts, by_oracle[static_cast<std::size_t>(o.id)]);
+  for (const OracleInfo& o : kOracleInfo)
+    row(o.name, o.counts, by_oracle[static_cast<std::size_t>(o.id)]);
   for (const auto& [key, n] : extra) row(key, "a bound or requirement of the scenario", n);
   return out + "</tbody></table></section>\n";
 }
@@ -129,7 +131,8 @@ std::string latency_section(const Report& report) {
     Histogram all;
     for (const auto& [strategy, h] : per_strategy) {
       all.merge(h);
-      if (series.size() < kMaxSeries && h.count() > 0) series.push_back({strategy, cdf_points(h), false});
+      if (series.size() < kMaxSeries && h.count() > 0)
+        series.push_back({strategy, cdf_points(h), false});
     }
     out += fmt::format(
         "<h3>{0}</h3>\n<p>{1} samples; p50 {2:.1f} us, p99 {3:.1f} us, max {4:.1f} us.</p>\n",
@@ -164,9 +167,11 @@ std::string mutant_pairs_section(const Report& report) {
       "rate</th></tr></thead><tbody>\n";
   for (const auto& [key, p] : pairs) {
     out += fmt::format(
-        "<tr class=\"pair{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{:.0f}%</td></tr>\n",
+        "<tr "
+        "class=\"pair{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{:.0f}%</td></tr>\n",
         p.caught > 0 ? " caught" : " survived", xml_escape(key), p.cases, p.caught, p.detections,
-        p.trials, p.trials ? 100.0 * static_cast<double>(p.detections) / static_cast<double>(p.trials) : 0.0);
+        p.trials,
+        p.trials ? 100.0 * static_cast<double>(p.detections) / static_cast<double>(p.trials) : 0.0);
   }
   return out + "</tbody></table></section>\n";
 }
@@ -178,10 +183,11 @@ std::string kill_matrix_section(const Report& report) {
   std::string status = "<ul class=\"layers\">\n";
   for (const auto& l : m.value("layers", nlohmann::ordered_json::array())) {
     layers.push_back(l.value("layer", ""));
-    status += fmt::format("<li>{}: {}{} ({} checks, {} trials each, {:.1f}s)</li>\n",
-                          xml_escape(l.value("layer", "")), xml_escape(l.value("state", "")),
-                          l.value("reason", "").empty() ? "" : " - " + xml_escape(l.value("reason", "")),
-                          l.value("checks", 0), l.value("trials", 1), l.value("seconds", 0.0));
+    status +=
+        fmt::format("<li>{}: {}{} ({} checks, {} trials each, {:.1f}s)</li>\n",
+                    xml_escape(l.value("layer", "")), xml_escape(l.value("state", "")),
+                    l.value("reason", "").empty() ? "" : " - " + xml_escape(l.value("reason", "")),
+                    l.value("checks", 0), l.value("trials", 1), l.value("seconds", 0.0));
   }
   status += "</ul>\n";
   std::string out = "<section id=\"kill-matrix\"><h2>Kill matrix</h2>\n" + status +
@@ -190,8 +196,9 @@ std::string kill_matrix_section(const Report& report) {
   out += "<th>survived in</th></tr></thead><tbody>\n";
   for (const auto& row : m.value("mutants", nlohmann::ordered_json::array())) {
     const bool caught = !row.value("caught_by", nlohmann::ordered_json::array()).empty();
-    out += fmt::format("<tr class=\"mutant {}\"><td>{}</td><td>{}</td>", caught ? "caught" : "uncaught",
-                       xml_escape(row.value("name", "")), xml_escape(row.value("component", "")));
+    out += fmt::format("<tr class=\"mutant {}\"><td>{}</td><td>{}</td>",
+                       caught ? "caught" : "uncaught", xml_escape(row.value("name", "")),
+                       xml_escape(row.value("component", "")));
     for (const std::string& l : layers) {
       std::string cell = "-";
       for (const auto& d : row.value("caught_by", nlohmann::ordered_json::array())) {
@@ -210,7 +217,8 @@ std::string kill_matrix_section(const Report& report) {
     for (const auto& s : row.value("survived", nlohmann::ordered_json::array())) {
       survived.push_back(s.value("layer", "") + ": " + s.value("check", ""));
     }
-    out += fmt::format("<td>{}</td></tr>\n", xml_escape(fmt::format("{}", fmt::join(survived, "; "))));
+    out +=
+        fmt::format("<td>{}</td></tr>\n", xml_escape(fmt::format("{}", fmt::join(survived, "; "))));
   }
   return out + "</tbody></table></section>\n";
 }

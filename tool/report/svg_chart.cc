@@ -188,8 +188,8 @@ std::string svg_histogram(const std::string& title, const std::string& xlabel,
       kT, pw, ph);
   out += x_axis(lx0, lx1, kT, ph, xlabel);
   out += y_label(kT, ph, "count");
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kL - 4, kT + 4,
-                     most);
+  out +=
+      fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", kL - 4, kT + 4, most);
   for (const HistogramBin& b : bins) {
     if (b.count == 0) continue;
     const double h = static_cast<double>(b.count) / static_cast<double>(most) * ph;

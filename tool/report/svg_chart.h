@@ -35,7 +35,7 @@ struct ChartSeries {
 
 struct ChartAxes {
   std::string title, xlabel, ylabel;
-  bool ylog = false;            // else linear [0, 1]
+  bool ylog = false;             // else linear [0, 1]
   std::optional<double> y_clip;  // log axis only: values above it go to the break band
   std::string css_class = "chart";
 };
