@@ -11,33 +11,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/junit.h"
+
 namespace tlab::tool {
 
 namespace {
 
-// A Markdown table cell: one line, pipes escaped, and no raw HTML.
+// A Markdown table cell: one line, pipes escaped, markup as entities (xml_escape).
 std::string cell(std::string_view s) {
   std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '|':
-        out += "\\|";
-        break;
-      case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      default:
-        out += ch;
+  for (char ch : xml_escape(s)) {
+    if (ch == '|') {
+      out += "\\|";
+    } else {
+      out += ch == '\n' || ch == '\r' ? ' ' : ch;
     }
   }
   return out;
