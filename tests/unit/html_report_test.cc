@@ -55,6 +55,8 @@ TEST(HtmlReportTest, KillMatrixWithDetectionRates) {
 TEST(SvgChartTest, BrokenAxisClipFollowsTheWidestGap) {
   const auto s = [](double max) { return ChartSeries{"s", {{1, max / 2}, {10, max}}, false}; };
   EXPECT_FALSE(broken_axis_clip({s(100), s(200), s(900)}).has_value());
+  EXPECT_FALSE(broken_axis_clip({s(100), s(990)}).has_value());  // 9.9x: no break
+  EXPECT_TRUE(broken_axis_clip({s(100), s(1010)}).has_value());  // 10.1x: a break
   const auto clip = broken_axis_clip({s(100), s(200), s(100000)});
   ASSERT_TRUE(clip.has_value());
   EXPECT_DOUBLE_EQ(*clip, 300);
