@@ -107,7 +107,7 @@ std::vector<Finding> findings(const Report& report, const std::string& report_pa
     f.record = &c;
     f.outcome = o;
     f.rule = rule_of(c, o);
-    f.message = detail_of(c);
+    f.message = case_explanation(c);
     if (o == Outcome::kSurvived) {
       f.message = fmt::format("mutant {} survived: no case of scenario {} caught it ({})",
                               c.mutant.value_or("expected_failure"), c.scenario, f.message);

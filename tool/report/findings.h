@@ -54,7 +54,7 @@ struct Finding {
   const CaseRecord* record = nullptr;  // points into the Report
   Outcome outcome = Outcome::kViolation;
   std::string rule;     // a FindingRule id
-  std::string message;  // the explanation (console.h detail_of), one line
+  std::string message;  // the explanation (console.h case_explanation), one line
   std::string file;     // relative to the repository root; "" when unknown
   int line = 0;         // 1-based; 0 when unknown
   std::string replay;   // the command line that re-runs the case

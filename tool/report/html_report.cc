@@ -80,7 +80,7 @@ std::string cases_section(const Report& report,
         "</tr>\n",
         i, cls, xml_escape(c.id), xml_escape(c.strategy), xml_escape(c.mutant.value_or("-")),
         c.model ? std::string("-") : std::to_string(c.seed), word, c.result.duration_s,
-        xml_escape(detail_of(c)), replay);
+        xml_escape(case_explanation(c)), replay);
   }
   return out + "</tbody></table></section>\n";
 }

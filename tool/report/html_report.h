@@ -11,7 +11,8 @@
 //   |               | environment                                                        |
 //   | cases         | <table>: one row per case (class "case outcome-<outcome>"): id,    |
 //   |               | strategy, mutant, seed, verdict, time, the explanation             |
-//   |               | (console.h detail_of); a failing row links to its replay command   |
+//   |               | (console.h case_explanation); a failing row links to its replay    |
+//   |               | command                                                            |
 //   | oracles       | <table>: per oracle (every catalogue row) and latency/at_least key:|
 //   |               | cases that saw it, violations in all, cases it failed              |
 //   | latency       | per histogram name, the cases' exact histograms merged per         |
