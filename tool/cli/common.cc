@@ -58,10 +58,10 @@ void add_outputs(CLI::App& sub, OutputOptions& o, bool junit) {
 
 void add_ci_outputs(CLI::App& sub, OutputOptions& o) {
   sub.add_option("--sarif", o.sarif_path,
-                 "write the failing cases as SARIF 2.1.0 to F (atomically; README, CI outputs)")
+                 "write the failing cases as SARIF 2.1.0 to F (atomically; README: Reports for CI)")
       ->type_name("F");
   sub.add_option("--html", o.html_path,
-                 "write a self-contained HTML report to F (atomically; README, HTML report)")
+                 "write a self-contained HTML report to F (atomically; README: Reports for CI)")
       ->type_name("F");
 }
 
