@@ -183,11 +183,13 @@ std::string kill_matrix_section(const Report& report) {
   std::string status = "<ul class=\"layers\">\n";
   for (const auto& l : m.value("layers", nlohmann::ordered_json::array())) {
     layers.push_back(l.value("layer", ""));
-    status +=
-        fmt::format("<li>{}: {}{} ({} checks, {} trials each, {:.1f}s)</li>\n",
-                    xml_escape(l.value("layer", "")), xml_escape(l.value("state", "")),
-                    l.value("reason", "").empty() ? "" : " - " + xml_escape(l.value("reason", "")),
-                    l.value("checks", 0), l.value("trials", 1), l.value("seconds", 0.0));
+    const bool ran = l.value("state", "") == "ran";
+    status += fmt::format(
+        "<li>{}: {}{}{}</li>\n", xml_escape(l.value("layer", "")), xml_escape(l.value("state", "")),
+        l.value("reason", "").empty() ? "" : " - " + xml_escape(l.value("reason", "")),
+        ran ? fmt::format(" ({} checks, {} trials each, {:.1f}s)", l.value("checks", 0),
+                          l.value("trials", 1), l.value("seconds", 0.0))
+            : std::string());
   }
   status += "</ul>\n";
   std::string out = "<section id=\"kill-matrix\"><h2>Kill matrix</h2>\n" + status +
