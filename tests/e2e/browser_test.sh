@@ -2,18 +2,21 @@
 # tests/e2e/browser_test.sh TLAB SOURCE_DIR: renders tlab's HTML pages in a real
 # browser (Debian's chromium, headless) and checks what a reader would see.
 #
-# Pages: `tlab run --html` of one failing case (a mutant on racing_cancellers, 300
-# operations), `tlab check --html` of tests/e2e/browser/tiny_races.json (one clean
-# case and one caught mutant pair, so the mutant-pairs section shows), and `tlab compare --html` of two workloads at 2 ms per cell and 50
-# samples (tool/compare/html.h). For each page:
+# Pages (work bounded by counts: operations, cells, samples, the suite's cases):
+#   - `tlab run --html`: one failing case (a mutant on racing_cancellers, 300 ops);
+#   - `tlab check --html`: tests/e2e/browser/tiny_races.json, one clean case and one
+#     caught mutant pair, so the mutant-pairs section shows;
+#   - `tlab compare --html`: two workloads, two strategies, 2 ms per cell, 50 samples
+#     (tool/compare/html.h);
+#   - `tlab mutants --layers scenario --html`: the kill matrix, the built-in suite's
+#     mutant cases once each (~12 s, most of it the cases' own waits).
+# For each page:
 #   - `--dump-dom` gives the DOM after parsing; it must end with </html> and hold
 #     the footer#end (the page was complete) and every key element, by id or class;
 #   - the browser's log (--enable-logging=stderr) must hold no CONSOLE line: no
 #     script error, no console.* call, no blocked resource;
-#   - a --screenshot must come out as a PNG over 20 KB (a blank page is ~5 KB).
-# Work is bounded by counts (operations, cells, samples), not time. The kill-matrix
-# section needs `tlab mutants` (~12 s of scenario runs): tests/unit/html_report_test.cc
-# covers it from a hand-made matrix instead.
+#   - a --screenshot must come out as a PNG over 20 KB (a blank 1280x2000 page is
+#     ~12 KB; the smallest page here, check.html, is ~160 KB).
 #
 # `browser_test.sh --check-page FILE ID...` runs the checks on one file (how a
 # missing element was shown to fail).
@@ -100,4 +103,13 @@ check_page "$work/check.html" '#summary' '#cases' '#mutant-pairs' '.outcome-caug
 "$tlab" compare --workload insert_cancel,lateness --strategies binary_heap,sorted_list \
   --pending 1000,10000 --cell-ms 2 --samples 50 --html compare.html >/dev/null
 check_page "$work/compare.html" '#conclusion' '#results' '.cost' '.cdf'
-echo "browser_test: 3 pages rendered and checked"
+
+# The kill matrix: the built-in suite's mutant cases, once each (exit 1: some
+# mutants are caught by no scenario, which the matrix shows).
+set +e
+"$tlab" mutants --layers scenario --html mutants.html >/dev/null 2>&1
+rc=$?
+set -e
+[[ $rc == 0 || $rc == 1 ]] || { echo "browser_test: tlab mutants exited $rc" >&2; exit 1; }
+check_page "$work/mutants.html" '#kill-matrix' '#mutant-pairs' '#cases' '.mutant' '.layers'
+echo "browser_test: 4 pages rendered and checked"
