@@ -26,6 +26,9 @@ nlohmann::ordered_json sarif_json(const Report& report, const std::vector<Findin
       if (f.line > 0) physical["region"] = {{"startLine", f.line}};
       result["locations"] = J::array({{{"physicalLocation", physical}}});
     }
+    // Code scanning matches a result across runs by its fingerprints: the case id
+    // names the same (scenario, strategy, mutant) in every run.
+    result["partialFingerprints"] = {{"tlabCase/v1", c.id}};
     J props = {{"case", c.id}, {"scenario", c.scenario}, {"strategy", c.strategy}};
     if (c.mutant) props["mutant"] = *c.mutant;
     props["seed"] = c.seed;

@@ -9,6 +9,7 @@
 //   | message.text                          | Finding::message (the case's explanation) |
 //   | locations[0] artifactLocation.uri     | Finding::file, uriBaseId "SRCROOT"        |
 //   | locations[0] region.startLine         | Finding::line, when known                 |
+//   | partialFingerprints "tlabCase/v1"     | the case id (stable across runs)          |
 //   | properties                            | case id, scenario, strategy, mutant, seed,|
 //   |                                       | verdict, replay                           |
 // The document validates against tool/report/sarif-schema-2.1.0.json (OASIS, shipped
