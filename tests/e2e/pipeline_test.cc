@@ -1,19 +1,21 @@
 // End-to-end tests of the CLI pipeline with a scripted runner (the real stress
 // runner plugs into the same seam): options -> scenario files -> cases -> report
-// file, JUnit file, table, replay and Ctrl-C. Runs run_cli in-process.
+// file, JUnit file, SARIF, HTML and GitHub outputs, table, replay and Ctrl-C. Runs
+// run_cli in-process.
 #include <expat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "cli/cli.h"
 #include "base/embedded.h"
 #include "base/interrupt.h"
 #include "base/json_input.h"
+#include "cli/cli.h"
 #include "support/cli_run.h"
 #include "support/fake_runner.h"
 
@@ -187,6 +189,56 @@ TEST_F(PipelineTest, MissingRunnerExitsThree) {
     EXPECT_NE(err.str().find("runner not built yet"), std::string::npos);
     EXPECT_TRUE(out.str().empty());
   }
+}
+
+// A failing clean case of the built-in suite: exit 1, a SARIF log the OASIS schema
+// accepts with the case's rule and scenarios/<file>, an HTML page with its replay
+// anchor, and under GITHUB_ACTIONS an annotation and the step summary.
+TEST_F(PipelineTest, FailingCheckWritesEveryOutput) {
+  runner_.fail_if = [](const CaseSpec& s) { return s.id == "racing_cancellers/binary_heap"; };
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  ::setenv("GITHUB_STEP_SUMMARY", path("summary.md").c_str(), 1);
+  struct Unset {
+    ~Unset() {
+      ::unsetenv("GITHUB_ACTIONS");
+      ::unsetenv("GITHUB_STEP_SUMMARY");
+    }
+  } unset;
+  const auto r = cli(
+      {"run", "--report", path("r.json"), "--sarif", path("r.sarif"), "--html", path("r.html")});
+  EXPECT_EQ(r.code, 1) << r.err;
+  InputErrors errors;
+  const auto sarif = parse_json_text(slurp(path("r.sarif")), "r.sarif", errors);
+  ASSERT_TRUE(sarif);
+  static const SchemaValidator schema(
+      slurp(std::string(TLAB_E2E_DIR) + "/../../tool/report/sarif-schema-2.1.0.json"));
+  EXPECT_TRUE(schema.validate(*sarif, "r.sarif", errors));
+  for (const InputError& e : errors) ADD_FAILURE() << e.str();
+  const auto& results = (*sarif)["runs"][0]["results"];
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["ruleId"], "double_resume");
+  EXPECT_EQ(results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "scenarios/racing_cancellers.json");
+  const std::string html = slurp(path("r.html"));
+  EXPECT_NE(html.find("id=\"replay-0\""), std::string::npos);
+  EXPECT_NE(html.find("tlab replay " + path("r.json") + " --case racing_cancellers/binary_heap"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("::error file=scenarios/racing_cancellers.json,line="), std::string::npos);
+  EXPECT_NE(slurp(path("summary.md")).find("| racing_cancellers/binary_heap | double_resume |"),
+            std::string::npos);
+}
+
+// --sarif and --html are output paths like --report: an unwritable directory or a
+// file another flag names is bad input (exit 2, naming the flag), and nothing runs.
+TEST_F(PipelineTest, OutputFlagsAreChecked) {
+  auto r = cli({"run", "--sarif", "/nonexistent-dir/r.sarif"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--sarif"), std::string::npos) << r.err;
+  r = cli({"check", "--report", path("same"), "--html", path("same")});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--html: the same file is named by another flag"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(runner_.seen.empty());
 }
 
 }  // namespace

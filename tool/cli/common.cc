@@ -14,7 +14,11 @@
 #include "base/interrupt.h"
 #include "plan/trials.h"
 #include "report/console.h"
+#include "report/findings.h"
+#include "report/github.h"
+#include "report/html_report.h"
 #include "report/junit.h"
+#include "report/sarif.h"
 #include "tlab/platform/mutant.h"
 
 namespace tlab::tool {
@@ -100,7 +104,26 @@ void add_outputs(CLI::App& sub, OutputOptions& o, bool junit) {
   if (junit) {
     sub.add_option("--junit", o.junit_path, "write JUnit XML to F (atomically)")->type_name("F");
   }
+  add_ci_outputs(sub, o);
   sub.add_flag("--json", o.json, "print the JSON report on stdout instead of the table");
+}
+
+void add_ci_outputs(CLI::App& sub, OutputOptions& o) {
+  sub.add_option("--sarif", o.sarif_path,
+                 "write the failing cases as SARIF 2.1.0 to F (atomically; README: Reports for CI)")
+      ->type_name("F");
+  sub.add_option("--html", o.html_path,
+                 "write a self-contained HTML report to F (atomically; README: Reports for CI)")
+      ->type_name("F");
+}
+
+void write_ci_outputs(const Report& report, const OutputOptions& o, const CliEnv& env) {
+  const std::vector<Finding> found = findings(report, o.report_path);
+  if (!o.sarif_path.empty()) {
+    write_file_atomic(o.sarif_path, sarif_json(report, found).dump(2) + "\n");
+  }
+  if (!o.html_path.empty()) write_file_atomic(o.html_path, html_report(report, found));
+  emit_github(report, found, *env.err);
 }
 
 bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
@@ -118,7 +141,11 @@ bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outpu
 }
 
 bool check_outputs(const OutputOptions& o, InputErrors& errors) {
-  return check_outputs({{"--report", o.report_path}, {"--junit", o.junit_path}}, errors);
+  return check_outputs({{"--report", o.report_path},
+                        {"--junit", o.junit_path},
+                        {"--sarif", o.sarif_path},
+                        {"--html", o.html_path}},
+                       errors);
 }
 
 void add_layer_sources(CLI::App& sub, LayerSources& s) {
@@ -166,6 +193,7 @@ int finish(const Report& report, const OutputOptions& o, const CliEnv& env) {
   try {
     if (!o.report_path.empty()) write_file_atomic(o.report_path, json);
     if (!o.junit_path.empty()) write_file_atomic(o.junit_path, junit_xml(report));
+    write_ci_outputs(report, o, env);
   } catch (const std::exception& e) {
     // Not the input's fault and not a violation: 3, with the file and errno's text
     // ("cannot write out.json (...): File too large" under RLIMIT_FSIZE, main.cc).

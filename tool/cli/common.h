@@ -60,21 +60,29 @@ void add_sim_options(CLI::App& sub, SimOptions& o);
 // for --pct-depth without --sim pct.
 std::optional<SimSpec> sim_spec_of(const CLI::App& sub, const SimOptions& o, InputErrors& errors);
 
-// OutputOptions: --report F, --junit F, --json.
+// OutputOptions: --report F, --junit F, --sarif F, --html F, --json.
 struct OutputOptions {
   std::string report_path;
   std::string junit_path;
+  std::string sarif_path;  // report/sarif.h
+  std::string html_path;   // report/html_report.h
   bool json = false;
 };
-// add_outputs: adds --report, --junit (if `junit`) and --json bound to `o`.
+// add_outputs: adds --report, --junit (if `junit`), add_ci_outputs and --json bound to `o`.
 void add_outputs(CLI::App& sub, OutputOptions& o, bool junit);
+// add_ci_outputs: adds --sarif and --html bound to `o`.
+void add_ci_outputs(CLI::App& sub, OutputOptions& o);
+// write_ci_outputs: writes --sarif and --html, and under GitHub Actions prints the
+// annotations on env's err and appends the step summary (report/github.h).
+// Throws std::system_error (or std::runtime_error) when a file cannot be written.
+void write_ci_outputs(const Report& report, const OutputOptions& o, const CliEnv& env);
 
 // check_outputs: each named (flag, path) pair with a non-empty path can be
 // created, and no two flags name the same file; appends an error per problem.
 // Returns whether `errors` is empty.
 bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
                    InputErrors& errors);
-// check_outputs: --report and --junit of `o`.
+// check_outputs: --report, --junit, --sarif and --html of `o`.
 bool check_outputs(const OutputOptions& o, InputErrors& errors);
 
 // add_layer_sources: adds --models-dir and --jobs.
@@ -95,9 +103,10 @@ std::unique_ptr<Runner> runner_or_null(const CliEnv& env);
 std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& loader,
                                                         const CliEnv& env);
 
-// finish: writes --report and --junit, prints the JSON (--json) or the table on
-// out, and says on err where an interrupted run's partial report is. Returns the
-// report's exit code, or kExitInternal if a file could not be written.
+// finish: writes --report and --junit, then write_ci_outputs; prints the JSON
+// (--json) or the table on out, and says on err where an interrupted run's partial
+// report is. Returns the report's exit code, or kExitInternal if a file could not
+// be written.
 int finish(const Report& report, const OutputOptions& o, const CliEnv& env);
 
 // ScenarioRun: the outcome of run_scenarios.

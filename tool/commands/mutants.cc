@@ -32,7 +32,7 @@ struct MutantsOptions {
   std::uint32_t sim_trials = 20;
   std::uint32_t sim_schedules = 10;
   LayerSources sources;
-  OutputOptions outputs;  // --report and --json (no --junit)
+  OutputOptions outputs;  // --report, --sarif, --html and --json (no --junit)
 };
 
 class MutantsCommand final : public Command {
@@ -71,6 +71,7 @@ class MutantsCommand final : public Command {
     sub.add_option("--report", o_.outputs.report_path,
                    "write the full JSON report (cases and kill_matrix) to F")
         ->type_name("F");
+    add_ci_outputs(sub, o_.outputs);
     sub.add_flag("--json", o_.outputs.json, "print the kill matrix as JSON instead of the table");
     add_example(sub, "tlab mutants --layers scenario --json");
     add_example(sub, "tlab mutants --layers scenario --trials 5");
@@ -138,6 +139,7 @@ class MutantsCommand final : public Command {
       if (!o_.outputs.report_path.empty()) {
         write_file_atomic(o_.outputs.report_path, report.to_json().dump(2) + "\n");
       }
+      write_ci_outputs(report, o_.outputs, env);
     } catch (const std::exception& e) {
       *env.err << "tlab: internal error: " << e.what() << "\n";
       code = kExitInternal;

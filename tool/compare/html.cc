@@ -2,124 +2,106 @@
 #include "compare/html.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/junit.h"
+#include "report/svg_chart.h"
 
 namespace tlab::tool::compare {
 namespace {
 
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> points;  // (x, y), x and y > 0 on log axes
-  bool dashed = false;
-};
-
-constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b",
-                                   "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e"};
-
-// svg_chart: a line chart; x on a log10 axis; y on log10 (ylog) or linear [0, 1].
-std::string svg_chart(const std::string& title, const std::string& xlabel,
-                      const std::string& ylabel, const std::vector<Series>& series, bool ylog) {
-  constexpr double kW = 720, kH = 380, kL = 70, kR = 190, kT = 30, kB = 50;
-  double x0 = std::numeric_limits<double>::max(), x1 = 0;
-  double y0 = std::numeric_limits<double>::max(), y1 = 0;
-  for (const Series& s : series) {
-    for (auto [x, y] : s.points) {
-      x0 = std::min(x0, x);
-      x1 = std::max(x1, x);
-      y0 = std::min(y0, y);
-      y1 = std::max(y1, y);
-    }
+// winner: the non-peer row of `rows` with the least `key`; nullptr when none.
+template <typename Key>
+const ResultRow* winner(const std::vector<const ResultRow*>& rows, Key key) {
+  const ResultRow* best = nullptr;
+  for (const ResultRow* x : rows) {
+    if (!x->peer && (best == nullptr || key(*x) < key(*best))) best = x;
   }
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"{}\" y=\"18\" font-size=\"14\" "
-      "font-weight=\"bold\">{}</text>\n",
-      kW, kH, kL, xml_escape(title));
-  if (x1 <= 0) return out + "<text x=\"80\" y=\"80\">no data</text></svg>\n";
-  // Decade bounds on log axes.
-  const double lx0 = std::floor(std::log10(std::max(x0, 1e-3)));
-  double lx1 = std::ceil(std::log10(std::max(x1, 1e-3)));
-  if (lx1 <= lx0) lx1 = lx0 + 1;
-  double ly0 = 0, ly1 = 1;
-  if (ylog) {
-    ly0 = std::floor(std::log10(std::max(y0, 1e-3)));
-    ly1 = std::ceil(std::log10(std::max(y1, 1e-3)));
-    if (ly1 <= ly0) ly1 = ly0 + 1;
-  }
-  const double pw = kW - kL - kR, ph = kH - kT - kB;
-  auto px = [&](double x) { return kL + (std::log10(std::max(x, 1e-3)) - lx0) / (lx1 - lx0) * pw; };
-  auto py = [&](double y) {
-    const double v = ylog ? std::log10(std::max(y, 1e-3)) : y;
-    return kT + ph - (v - ly0) / (ly1 - ly0) * ph;
-  };
-  out += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", kL,
-      kT, pw, ph);
-  for (double d = lx0; d <= lx1 + 1e-9; d += 1) {
-    const double x = kL + (d - lx0) / (lx1 - lx0) * pw;
-    out += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-        "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">1e{4:.0f}</text>\n",
-        x, kT, kT + ph, kT + ph + 14, d);
-  }
-  const double ystep = ylog ? 1 : 0.25;
-  for (double d = ly0; d <= ly1 + 1e-9; d += ystep) {
-    const double y = kT + ph - (d - ly0) / (ly1 - ly0) * ph;
-    out += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#ddd\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        kL, y, kL + pw, kL - 4, y + 4,
-        ylog ? fmt::format("1e{:.0f}", d) : fmt::format("{:.2f}", d));
-  }
-  out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kL + pw / 2,
-                     kH - 12, xml_escape(xlabel));
-  out += fmt::format(
-      "<text x=\"14\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-      "{0})\">{1}</text>\n",
-      kT + ph / 2, xml_escape(ylabel));
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    const Series& s = series[i];
-    const char* color = kColors[i % std::size(kColors)];
-    std::string pts;
-    for (auto [x, y] : s.points) pts += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
-    out +=
-        fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\"/>\n",
-                    color, s.dashed ? " stroke-dasharray=\"6,3\"" : "", pts);
-    if (s.points.size() <= 8) {
-      for (auto [x, y] : s.points) {
-        out += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", px(x),
-                           py(y), color);
-      }
-    }
-    const double ly = kT + 10 + 16 * static_cast<double>(i);
-    out += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
-        "stroke-width=\"2\"{4}/>"
-        "<text x=\"{5}\" y=\"{6:.1f}\">{7}</text>\n",
-        kL + pw + 10, ly, kL + pw + 34, color, s.dashed ? " stroke-dasharray=\"6,3\"" : "",
-        kL + pw + 40, ly + 4, xml_escape(s.name));
-  }
-  return out + "</svg>\n";
+  return best;
 }
 
-// cdf: (lateness in us, fraction) points from the histogram's percentiles.
-std::vector<std::pair<double, double>> cdf(const Histogram& h) {
-  std::vector<std::pair<double, double>> pts;
-  if (h.count() == 0) return pts;
-  for (double p = 0; p <= 100.0001; p += 2) {
-    pts.emplace_back(std::max(0.01, static_cast<double>(h.percentile(std::min(p, 100.0))) / 1000.0),
-                     p / 100.0);
+// runner_up_ratio: how much more the best non-peer row other than `best` costs.
+template <typename Key>
+double runner_up_ratio(const std::vector<const ResultRow*>& rows, const ResultRow* best, Key key) {
+  double next = 0;
+  for (const ResultRow* x : rows) {
+    if (x->peer || x == best) continue;
+    next = next == 0 ? key(*x) : std::min(next, key(*x));
   }
-  for (double p : {99.0, 99.9, 100.0}) {
-    pts.emplace_back(std::max(0.01, static_cast<double>(h.percentile(p)) / 1000.0), p / 100.0);
+  return key(*best) > 0 && next > 0 ? next / key(*best) : 0;
+}
+
+// conclusion_of: "which strategy for which workload", from the rows of workload `w`:
+// for a cost workload the strategy with the least CPU ns per op at each pending count,
+// consecutive counts with the same winner joined into one range; for a latency
+// workload the one with the least p99. Peers are compared against, never chosen.
+std::string conclusion_of(Workload w, const CompareResults& r) {
+  if (is_cost(w)) {
+    std::map<std::size_t, std::vector<const ResultRow*>> by_pending;
+    for (const ResultRow& x : r.rows) {
+      if (x.workload == w) by_pending[x.pending].push_back(&x);
+    }
+    std::vector<std::string> parts;
+    std::string current;
+    std::size_t from = 0, to = 0;
+    double margin = 0;
+    auto flush = [&] {
+      if (current.empty()) return;
+      parts.push_back(
+          fmt::format("{} at {}{} pending ({:.1f}x cheaper than the next strategy at "
+                      "{})",
+                      current, from, from == to ? "" : fmt::format("..{}", to), margin, to));
+    };
+    for (const auto& [pending, rows] : by_pending) {
+      const auto cost = [](const ResultRow& x) { return x.cost.ns_per_op; };
+      const ResultRow* best = winner(rows, cost);
+      if (best == nullptr) continue;
+      if (best->subject != current) {
+        flush();
+        current = best->subject;
+        from = pending;
+      }
+      to = pending;
+      margin = runner_up_ratio(rows, best, cost);
+    }
+    flush();
+    return parts.empty() ? "no strategy measured"
+                         : fmt::format("least CPU per operation: {}", fmt::join(parts, "; "));
   }
-  std::sort(pts.begin(), pts.end(), [](auto a, auto b) { return a.second < b.second; });
-  return pts;
+  std::vector<const ResultRow*> rows;
+  for (const ResultRow& x : r.rows) {
+    if (x.workload == w && x.latency.count() > 0) rows.push_back(&x);
+  }
+  const auto p99 = [](const ResultRow& x) { return static_cast<double>(x.latency.percentile(99)); };
+  const ResultRow* best = winner(rows, p99);
+  if (best == nullptr) return "no strategy measured";
+  return fmt::format("lowest p99: {} ({:.1f} us, {:.1f}x lower than the next strategy)",
+                     best->subject, p99(*best) / 1000.0, runner_up_ratio(rows, best, p99));
+}
+
+std::string results_table(const CompareResults& r) {
+  const auto cells = compare_result_cells(r);
+  std::string out = "<table id=\"results\"><thead><tr>";
+  for (const std::string& h : cells.front()) out += "<th>" + xml_escape(h) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (std::size_t i = 1; i < cells.size(); ++i) {
+    const ResultRow& x = r.rows[i - 1];
+    out += fmt::format("<tr class=\"{}\">", x.peer ? "peer" : "strategy");
+    for (std::size_t c = 0; c < cells[i].size(); ++c) {
+      // Text columns left, numbers right (as the terminal table aligns them).
+      const bool left = c < 2 || c == 8;
+      out += fmt::format("<td{}>{}</td>", left ? "" : " class=\"num\"", xml_escape(cells[i][c]));
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  for (const std::string& f : r.failures)
+    out += "<p class=\"failed\">FAILED " + xml_escape(f) + "</p>\n";
+  return out;
 }
 
 }  // namespace
@@ -127,53 +109,77 @@ std::vector<std::pair<double, double>> cdf(const Histogram& h) {
 std::string compare_results_html(const CompareOptions& o, const CompareResults& r,
                                  const Environment& env) {
   std::string body;
+  std::string conclusions =
+      "<table id=\"conclusion\"><thead><tr><th>workload</th><th>which "
+      "strategy</th></tr></thead><tbody>\n";
   for (Workload w : o.workloads) {
+    conclusions += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", name_of(w),
+                               xml_escape(conclusion_of(w, r)));
     if (is_cost(w)) {
-      std::vector<Series> series;
+      std::vector<ChartSeries> series;
       for (const ResultRow& x : r.rows) {
         if (x.workload != w) continue;
         auto it = std::find_if(series.begin(), series.end(),
-                               [&](const Series& s) { return s.name == x.subject; });
+                               [&](const ChartSeries& s) { return s.name == x.subject; });
         if (it == series.end()) {
           series.push_back({x.subject, {}, x.peer});
           it = series.end() - 1;
         }
         it->points.emplace_back(static_cast<double>(x.pending), x.cost.ns_per_op);
       }
-      body += svg_chart(fmt::format("{}: CPU ns per operation", name_of(w)), "pending timers (log)",
-                        "ns/op (log)", series, true);
+      body += svg_line_chart(
+          {fmt::format("{}: CPU ns per operation", name_of(w)), "pending timers (log)",
+           "ns/op (log)", true, broken_axis_clip(series), "cost"},
+          series);
     } else {
       const bool late = w == Workload::kLateness;
-      std::vector<Series> series;
+      std::vector<ChartSeries> series;
       for (const ResultRow& x : r.rows) {
-        if (x.workload == w) series.push_back({x.subject, cdf(x.latency), x.peer});
+        if (x.workload == w) series.push_back({x.subject, cdf_points(x.latency), x.peer});
       }
       series.push_back({late ? "clock_nanosleep (OS limit)" : "cv wake (OS limit)",
-                        cdf(late ? r.nanosleep_run() : r.cv_wake), true});
-      body += svg_chart(fmt::format("{}: CDF", name_of(w)),
-                        late ? "fire time - deadline, us (log)" : "cancel -> resumed, us (log)",
-                        "fraction", series, false);
+                        cdf_points(late ? r.nanosleep_run() : r.cv_wake), true});
+      body +=
+          svg_line_chart({fmt::format("{}: CDF", name_of(w)),
+                          late ? "fire time - deadline, us (log)" : "cancel -> resumed, us (log)",
+                          "fraction", false, std::nullopt, "cdf"},
+                         series);
     }
   }
-  std::string table;
-  std::string text = compare_results_table(o, r);
-  table = "<pre>" + xml_escape(text) + "</pre>\n";
+  conclusions += "</tbody></table>\n";
   std::string notes = "<ul>\n";
   for (const auto& [k, v] : r.notes)
     notes += fmt::format("<li><b>{}</b>: {}</li>\n", xml_escape(k), xml_escape(v));
   notes += "</ul>\n";
   return fmt::format(
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tlab compare</title>\n"
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tlab "
+      "compare</title>\n"
       "<style>body{{font-family:sans-serif;max-width:1500px}}svg{{margin:8px;border:1px solid "
-      "#ccc}}pre{{font-size:12px}}</style></head>\n<body><h1>tlab compare</h1>\n"
+      "#ccc}}table{{border-collapse:collapse;font-size:13px}}th,td{{border:1px solid #ccc;"
+      "padding:2px 6px}}th{{background:#eee}}td.num{{text-align:right}}tr.peer{{color:#555}}"
+      "</style></head>\n<body><h1>tlab compare</h1>\n"
       "<p>Every number comes from one process. NS/OP is CPU time per operation; ratios divide "
-      "by the OS-limit baselines measured in the same run.</p>\n{}\n<h2>Table</h2>\n{}"
+      "by the OS-limit baselines measured in the same run. A cost chart whose slowest subject "
+      "is more than 10x above the rest breaks its y axis: the values above the break are drawn "
+      "in the band at the top, labelled.</p>\n"
+      "<h2>Which strategy for which workload</h2>\n<p>Computed from this run's numbers below "
+      "(a noisy machine can change it; peers are shown for comparison, not chosen).</p>\n{}"
+      "{}\n<h2>Table</h2>\n{}<p>{}</p>"
       "<h2>How each is driven</h2>\n{}"
       "<p>{}; {}; sanitizer {}; {} CPUs; {}; timer slack {} ns (run at {} ns); tlab {} ({})</p>\n"
-      "</body></html>\n",
-      body, table, notes, xml_escape(env.compiler), xml_escape(env.build_type),
-      xml_escape(env.sanitizer), env.cpus_available, xml_escape(env.kernel), env.timer_slack_ns,
-      r.run_slack_ns, xml_escape(env.tlab_version), xml_escape(env.git_revision));
+      "<footer id=\"end\">end of report</footer></body></html>\n",
+      conclusions, body, results_table(r),
+      xml_escape(fmt::format("baselines: clock_nanosleep p50/p99 {:.1f}/{:.1f} us; cv wake "
+                             "p50/p99 {:.1f}/{:.1f} us; CAS {:.2f} ns uncontended, {:.2f} ns "
+                             "contended; {:.1f} s wall",
+                             static_cast<double>(r.nanosleep_process_slack.percentile(50)) / 1000,
+                             static_cast<double>(r.nanosleep_process_slack.percentile(99)) / 1000,
+                             static_cast<double>(r.cv_wake.percentile(50)) / 1000,
+                             static_cast<double>(r.cv_wake.percentile(99)) / 1000,
+                             r.cas_uncontended_ns, r.cas_contended_ns, r.wall_s)),
+      notes, xml_escape(env.compiler), xml_escape(env.build_type), xml_escape(env.sanitizer),
+      env.cpus_available, xml_escape(env.kernel), env.timer_slack_ns, r.run_slack_ns,
+      xml_escape(env.tlab_version), xml_escape(env.git_revision));
 }
 
 }  // namespace tlab::tool::compare

@@ -170,7 +170,7 @@ std::string ops_per_s(double wall_ns_per_op) {
 
 }  // namespace
 
-std::string compare_results_table(const CompareOptions& o, const CompareResults& r) {
+std::vector<std::vector<std::string>> compare_result_cells(const CompareResults& r) {
   using Cells = std::vector<std::string>;
   std::vector<Cells> rows;
   rows.push_back({"WORKLOAD", "IMPL", "PENDING", "NS/OP", "OPS/S", "P50_US", "P99_US", "B/TIMER",
@@ -186,6 +186,12 @@ std::string compare_results_table(const CompareOptions& o, const CompareResults&
                       us(x.latency.percentile(99)), "-", x.baseline, num(x.ratio) + "x"});
     }
   }
+  return rows;
+}
+
+std::string compare_results_table(const CompareOptions& o, const CompareResults& r) {
+  using Cells = std::vector<std::string>;
+  const std::vector<Cells> rows = compare_result_cells(r);
   std::vector<std::size_t> width(rows.front().size(), 0);
   for (const Cells& c : rows) {
     for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());

@@ -88,6 +88,9 @@ struct CompareResults {
 CompareResults run_compare(const CompareOptions& o,
                            const std::function<void(const std::string&)>& progress);
 
+// compare_result_cells: the table's header row, then one row of cells per result
+// row, as the text table (compare_results_table) and the HTML table (html.h) show it.
+std::vector<std::vector<std::string>> compare_result_cells(const CompareResults& r);
 std::string compare_results_table(const CompareOptions& o, const CompareResults& r);
 nlohmann::ordered_json compare_results_json(const CompareOptions& o, const CompareResults& r);
 

@@ -68,7 +68,9 @@ std::string trials_of(const CaseRecord& c) {
   return out;
 }
 
-std::string detail_of(const CaseRecord& c) {
+}  // namespace
+
+std::string case_explanation(const CaseRecord& c) {
   if (c.model && c.result.verdict == Verdict::kPass) {
     return fmt::format("{} iterations, {:.0f}/s, no failure", c.model->iterations,
                        c.model->iterations_per_second);
@@ -114,10 +116,12 @@ std::string detail_of(const CaseRecord& c) {
   return detail.empty() ? "-" : detail;
 }
 
+namespace {
+
 Row row_of(const Report& report, const CaseRecord& c) {
   Row r;
   std::string verdict(name_of(c.result.verdict));
-  std::string detail = detail_of(c);
+  std::string detail = case_explanation(c);
   switch (report.outcome(c)) {
     case Outcome::kPass:
       r.tone = Tone::kGood;

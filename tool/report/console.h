@@ -22,6 +22,10 @@ namespace tlab::tool {
 // use_color: whether to colour output written to `fd` (a TTY, NO_COLOR unset/empty).
 bool use_color(int fd);
 
+// case_explanation: the DETAIL cell of case `c`: its findings with the first judged
+// one's sentence, or its message; the explanation the CI outputs (findings.h) carry.
+std::string case_explanation(const CaseRecord& c);
+
 // format_table: the aligned results table plus a one-line summary.
 std::string format_table(const Report& report, bool color);
 

@@ -1,0 +1,53 @@
+// tlab/tool/report/github.h: what a GitHub Actions job shows of a report:
+// `::error` workflow commands (annotations on the scenario file) and a Markdown
+// step summary.
+//
+// Active when GITHUB_ACTIONS is "true" (GitHub sets it in every job); finish()
+// (cli/common.h) then prints one annotation per finding (findings.h) on stderr (the
+// runner reads workflow commands from both streams; stdout stays the table or the
+// --json document), and appends the summary to the file GITHUB_STEP_SUMMARY
+// names, when it is set.
+//
+// Escaping follows the runner's workflow-command rules: in the message (data),
+// '%' '\r' '\n' become %25 %0D %0A; in a property (file, title) also ':' and ','
+// become %3A %2C.
+//
+// The summary is capped: GitHub refuses a step summary over 1 MiB, so what tlab
+// appends plus what the file already holds stays under kStepSummaryCap; the last
+// rows that do not fit give way to one line saying how many were left out.
+//
+// Cost: O(findings). Ground rules: CLI thread; the summary file is appended once.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/findings.h"
+
+namespace tlab::tool {
+
+// 1 MiB is GitHub's limit per step summary; 16 KiB under it leaves room for the
+// truncation line and for whatever another step appended between our size check and
+// our write.
+inline constexpr std::size_t kStepSummaryCap = (std::size_t{1} << 20) - (std::size_t{16} << 10);
+
+// github_escape_data / github_escape_property: the workflow-command escapes above.
+std::string github_escape_data(std::string_view s);
+std::string github_escape_property(std::string_view s);
+
+// github_annotations: one "::error file=F,line=L,title=T::message" line per finding.
+std::string github_annotations(const std::vector<Finding>& found);
+
+// step_summary: the Markdown summary (verdict counts, one table row per finding),
+// at most `cap` bytes: rows that do not fit are replaced by a truncation line.
+std::string step_summary(const Report& report, const std::vector<Finding>& found, std::size_t cap);
+
+// emit_github: when GITHUB_ACTIONS=true, writes the annotations on `err` and appends
+// the summary to $GITHUB_STEP_SUMMARY (capped with the file's current size counted).
+// Throws std::system_error when the summary file cannot be written.
+void emit_github(const Report& report, const std::vector<Finding>& found, std::ostream& err);
+
+}  // namespace tlab::tool
