@@ -166,9 +166,9 @@ TEST(SimTest, BadSimInputIsExitTwo) {
   r = tlab({"run", "--pct-depth", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--sim"), std::string::npos) << r.err;
-  r = tlab({"run", "--sim", "pct", kScenarios + "mutex_timeout.json"});
+  r = tlab({"run", "--sim", "pct", kScenarios + "wait_group_timeout.json"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("mutex_timeout.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("wait_group_timeout.json"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--sim cannot run this scenario"), std::string::npos) << r.err;
   r = tlab({"run", "--sim", "pct", "--subject", "libuv"});
   EXPECT_EQ(r.code, 2) << r.err;

@@ -77,8 +77,10 @@ void run_service_engine(CaseContext& ctx);
 void run_service_engine_sim(CaseContext& ctx);
 void run_executor_engine(CaseContext& ctx);
 void run_mutex_engine(CaseContext& ctx);
+void run_mutex_engine_sim(CaseContext& ctx);  // ctx.spec().sim: run_mutex_engine calls it
 void run_wait_group_engine(CaseContext& ctx);
 void run_pool_engine(CaseContext& ctx);
+void run_pool_engine_sim(CaseContext& ctx);  // ctx.spec().sim: run_pool_engine calls it
 void run_coroutine_engine(CaseContext& ctx);
 
 // emit_and_exit: sends `ctx`'s result (verdict from its violations, or `forced`)

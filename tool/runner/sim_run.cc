@@ -10,6 +10,15 @@
 
 namespace tlab::tool::runner {
 
+namespace {
+// The epoch of the run in progress (one run per case child, set before it starts).
+std::int64_t g_epoch_ns = 0;
+}  // namespace
+
+std::int64_t sim_case_ns(const CaseContext& ctx) {
+  return ctx.start_ns() + (sim::Scheduler::now().ns() - g_epoch_ns);
+}
+
 std::uint64_t sim_max_steps(std::uint64_t operations) {
   // An operation is tens to hundreds of points (locks, atomics, fault points and
   // the timer thread's work for it); the drain and shutdown add a fixed amount.
@@ -35,6 +44,7 @@ void run_in_sim(CaseContext& ctx, std::int64_t epoch_ns, const std::function<voi
   // PCT draws its change points over the run's expected length.
   o.expected_steps = std::max<std::uint64_t>(1000, ctx.spec().operations * 200);
   o.epoch_ns = epoch_ns;
+  g_epoch_ns = epoch_ns;
   // Code takes time: a point (an atomic, a lock, a fault point) costs what one
   // costs on a real CPU, so a burst of operations is spread over virtual time as
   // it is over real time, and timers fall due while the actors still work.

@@ -46,6 +46,12 @@ inline constexpr std::int64_t kSimStepNs = 20;
 // generous multiple of the steps an operation takes, so only a livelock hits it).
 std::uint64_t sim_max_steps(std::uint64_t operations);
 
+// sim_case_ns: the running simulation's virtual now mapped into `ctx`'s steady
+// frame (ctx.start_ns() + virtual time since the epoch), so that what the
+// engines compute on the steady clock (deadlines, ctx.at()) reads the same.
+// Requires: called from a task of a run_in_sim.
+std::int64_t sim_case_ns(const CaseContext& ctx);
+
 // sim_sleep_us: blocks the calling task for `us` microseconds of virtual time (a
 // yield point when us <= 0). Requires: called from a task of a running simulation.
 void sim_sleep_us(std::int64_t us);
