@@ -42,7 +42,7 @@
 // what both share in time_arithmetic_support.h.
 //
 // The mutant tests run the same properties on a platform with one mutant compiled
-// in and expect a counterexample (as queue_property_mutant_test.cc does); they live in
+// in and expect a counterexample (as queue_property_test.cc does); they live in
 // suites named *Mutant* and record the mutant's name, which is how `tlab mutants`
 // (layer property) counts them. Set RC_PARAMS="seed=N" to replay.
 #include "time_arithmetic_support.h"

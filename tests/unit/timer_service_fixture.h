@@ -1,6 +1,5 @@
 // tests/unit/timer_service_fixture.h: the driver-mode fixture shared by the
-// TimerService contract tests (timer_service_test.cc: one-shot; _cancel_test.cc:
-// cancel and purge; _shutdown_test.cc: shutdown and throwing tasks;
+// TimerService contract tests (timer_service_test.cc: one-shot, cancel, shutdown;
 // timer_service_periodic_test.cc: fixed delay, fixed rate, saturation). ManualClock,
 // run_due()-driven, no thread, so every outcome is exact.
 #pragma once
