@@ -15,6 +15,8 @@
 #             here: the targets are built by clang++ in a sub-build)
 #   install   `cmake --install` used by a separate project (tests/install/; registered
 #             there: it is a cmake -P script, not a test executable)
+#   package   the Debian package built by cpack, unpacked and run (tests/package/;
+#             registered there, a cmake -P script too)
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.

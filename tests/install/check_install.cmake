@@ -18,14 +18,7 @@ foreach(var BUILD WORK SOURCE_DIR CXX CC)
 endforeach()
 file(REMOVE_RECURSE ${WORK})
 
-function(step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${what}: ok")
-  set(step_out "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix)
 foreach(f bin/tlab include/tlab/timer_service.h include/tlab/subject.h

@@ -1,0 +1,256 @@
+// Tests for Executor (executor.h, seed 003) with real worker threads on virtual
+// time (label tsan): a cancel racing the fire has exactly one winner, worker churn
+// loses no timer (and catches the drop-on-shutdown mutant), plus one real-clock smoke
+// test of the metronome thread. The step-by-step contracts are in executor_test.cc.
+#include "tlab/executor.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "support/mutant_platform.h"
+
+namespace tlab {
+namespace {
+
+constexpr Duration kRes = Duration::milliseconds(1);  // the metronome's tick
+
+using ThreadedEx = Executor<ManualStdPlatform>;
+
+template <class P = ManualStdPlatform>
+typename Executor<P>::Config threaded_config(std::size_t workers) {
+  typename Executor<P>::Config c;
+  c.workers = workers;
+  c.resolution = kRes;
+  c.wheel_slots = 64;
+  c.worker_threads = true;
+  c.metronome_thread = false;
+  c.scrub_garbage_threshold = 16;
+  return c;
+}
+
+struct Tally {
+  explicit Tally(std::size_t n) : fired(n), cancelled(n) {}
+  std::vector<std::atomic<int>> fired;
+  std::vector<std::atomic<int>> cancelled;
+};
+
+// Ticks the metronome until every arming is resolved. Gives up (returns false) once
+// time is well past every deadline and nothing has resolved for 20k rounds: a lost
+// timer never resolves.
+template <class P>
+bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::uint64_t expected) {
+  std::uint64_t last = 0;
+  int idle = 0;
+  for (int ticks = 0; idle < 20'000; ++ticks) {
+    const auto s = ex.stats();
+    const std::uint64_t resolved = s.fired + s.cancelled;
+    if (s.scheduled == expected && resolved == expected) return true;
+    idle = resolved == last && ticks > 200 ? idle + 1 : 0;
+    last = resolved;
+    clock.advance(kRes);
+    ex.tick_once();
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+// Cancellers on other threads race the workers' fires: per timer exactly one of
+// {fired, cancel returned true}, and the counts conserve.
+TEST(ExecutorThreads, CancelRacingFireHasExactlyOneWinner) {
+  constexpr int kTimers = 20'000;
+  ManualClock clock;
+  ThreadedEx ex(threaded_config(3), clock);
+  Tally tally(kTimers);
+  std::vector<ThreadedEx::Timer> ts;
+  ts.reserve(kTimers);
+  for (int i = 0; i < kTimers; ++i) {
+    ts.push_back(ThreadedEx::make_timer([&tally, i] { tally.fired[i].fetch_add(1); }));
+  }
+  std::atomic<int> armed{0};
+  std::thread scheduler([&] {
+    for (int i = 0; i < kTimers; ++i) {
+      ex.schedule(ts[i], Duration::milliseconds(i % 20));
+      armed.store(i + 1, std::memory_order::release);
+    }
+  });
+  std::vector<std::thread> cancellers;
+  for (int c = 0; c < 2; ++c) {
+    cancellers.emplace_back([&, c] {
+      std::mt19937 rng(c);
+      for (int k = 0; k < kTimers; ++k) {
+        int limit;
+        while ((limit = armed.load(std::memory_order::acquire)) == 0) std::this_thread::yield();
+        const int i = static_cast<int>(rng() % static_cast<unsigned>(limit));
+        if (ex.cancel(ts[i])) tally.cancelled[i].fetch_add(1);
+      }
+    });
+  }
+  // Time moves with the scheduler's progress (one tick per 500 armings), so that
+  // cancellers find timers pending whatever the thread interleaving.
+  std::thread driver([&] {
+    int ticks = 0;
+    for (int a = 0; a < kTimers; a = armed.load(std::memory_order::acquire)) {
+      if (ticks < a / 500) {
+        clock.advance(kRes);
+        ex.tick_once();
+        ++ticks;
+      }
+      std::this_thread::yield();
+    }
+  });
+  scheduler.join();
+  for (auto& c : cancellers) c.join();
+  driver.join();
+  ASSERT_TRUE(drive_until_resolved(clock, ex, kTimers));
+  EXPECT_EQ(ex.shutdown(), 0u);
+  int fired = 0, cancelled = 0;
+  for (int i = 0; i < kTimers; ++i) {
+    ASSERT_EQ(tally.fired[i].load() + tally.cancelled[i].load(), 1) << "timer " << i;
+    fired += tally.fired[i].load();
+    cancelled += tally.cancelled[i].load();
+  }
+  const auto s = ex.stats();
+  EXPECT_EQ(s.scheduled, static_cast<std::uint64_t>(kTimers));
+  EXPECT_EQ(s.fired, static_cast<std::uint64_t>(fired));
+  EXPECT_EQ(s.cancelled, static_cast<std::uint64_t>(cancelled));
+  EXPECT_EQ(s.scheduled, s.fired + s.cancelled + s.pending);
+  EXPECT_GT(cancelled, 0);
+  EXPECT_GT(fired, 0);
+}
+
+struct ChurnOutcome {
+  int lost = 0;     // neither fired nor cancelled
+  int doubled = 0;  // fired twice, or fired after a successful cancel
+  std::uint64_t migrated = 0;
+  std::size_t abandoned = 0;
+};
+
+// Workers stop and restart repeatedly while timers are scheduled (locally through
+// worker tasks and remotely) and cancelled from another thread.
+template <class P>
+ChurnOutcome run_churn(int kTimers) {
+  using Ex = Executor<P>;
+  constexpr std::size_t kWorkers = 3;
+  ManualClock clock;
+  Ex ex(threaded_config<P>(kWorkers), clock);
+  Tally tally(kTimers);
+  std::vector<typename Ex::Timer> ts;
+  ts.reserve(kTimers);
+  for (int i = 0; i < kTimers; ++i) {
+    ts.push_back(Ex::make_timer([&tally, i] { tally.fired[i].fetch_add(1); }));
+  }
+  std::atomic<int> armed{0};
+  std::atomic<bool> done{false};
+  std::thread scheduler([&] {
+    for (int i = 0; i < kTimers; ++i) {
+      // Every fourth timer goes through a worker task (local path) when one accepts.
+      const Duration d = Duration::milliseconds(5 + i % 40);
+      if (i % 4 != 0 || !ex.post(i % kWorkers, [&ex, &ts, &armed, i, d] {
+            ex.schedule(ts[i], d);
+            armed.fetch_add(1, std::memory_order::acq_rel);
+          })) {
+        ex.schedule(ts[i], d);
+        armed.fetch_add(1, std::memory_order::acq_rel);
+      }
+    }
+  });
+  std::thread canceller([&] {
+    std::mt19937 rng(7);
+    for (int k = 0; k < kTimers / 2; ++k) {
+      const int i = static_cast<int>(rng() % kTimers);
+      if (ex.cancel(ts[i])) tally.cancelled[i].fetch_add(1);
+    }
+  });
+  std::thread churn([&] {
+    std::mt19937 rng(11);
+    // Churn during the run, then 20 rounds more while timers are certainly pending
+    // (time stops when the scheduler is done), so some are migrated.
+    for (int extra = 0; extra < 20; extra += done.load(std::memory_order::acquire) ? 1 : 0) {
+      const std::size_t w = rng() % kWorkers;
+      ex.stop_worker(w);
+      std::this_thread::yield();
+      ex.start_worker(w);
+    }
+  });
+  std::thread driver([&] {  // one tick per 500 armings, as above
+    int ticks = 0;
+    while (!done.load(std::memory_order::acquire)) {
+      if (ticks < armed.load(std::memory_order::acquire) / 500) {
+        clock.advance(kRes);
+        ex.tick_once();
+        ++ticks;
+      }
+      std::this_thread::yield();
+    }
+  });
+  scheduler.join();
+  canceller.join();
+  // Tasks posted to a worker that stopped ran during its stop; wait for all arms.
+  while (armed.load(std::memory_order::acquire) < kTimers) std::this_thread::yield();
+  done.store(true, std::memory_order::release);
+  churn.join();
+  driver.join();
+  drive_until_resolved(clock, ex, static_cast<std::uint64_t>(kTimers));
+  ChurnOutcome out;
+  out.abandoned = ex.shutdown();
+  out.migrated = ex.stats().migrated;
+  for (int i = 0; i < kTimers; ++i) {
+    const int n = tally.fired[i].load() + tally.cancelled[i].load();
+    out.lost += n == 0 ? 1 : 0;
+    out.doubled += n > 1 ? 1 : 0;
+  }
+  return out;
+}
+
+// Under churn every timer is resolved exactly once (fired xor cancelled), none is
+// left pending, and some were migrated between workers.
+TEST(ExecutorThreads, WorkerChurnLosesNoTimer) {
+  const ChurnOutcome r = run_churn<ManualStdPlatform>(20'000);
+  EXPECT_EQ(r.lost, 0);
+  EXPECT_EQ(r.doubled, 0);
+  EXPECT_EQ(r.abandoned, 0u);
+  EXPECT_GT(r.migrated, 0u);
+}
+
+// The same churn run on the drop-on-shutdown mutant loses timers.
+TEST(ExecutorThreads, WorkerChurnCatchesDropOnShutdown) {
+  const ChurnOutcome r =
+      run_churn<testing::MutantPlatform<ManualStdPlatform, Mutant::kWorkerDropOnShutdown>>(5'000);
+  EXPECT_GT(r.lost, 0);
+}
+
+// The real metronome thread on the steady clock fires every timer (bounded by a
+// generous cap; nothing about timing is asserted).
+TEST(ExecutorThreads, RealMetronomeFiresEveryTimer) {
+  constexpr int kTimers = 2'000;
+  SteadyClock clock;
+  Executor<StdPlatform>::Config c;
+  c.workers = 2;
+  c.resolution = Duration::microseconds(200);
+  Executor<StdPlatform> ex(c, clock);
+  std::atomic<int> fired{0};
+  std::vector<Executor<StdPlatform>::Timer> ts;
+  for (int i = 0; i < kTimers; ++i) {
+    ts.push_back(Executor<StdPlatform>::make_timer([&] { fired.fetch_add(1); }));
+    ex.schedule(ts.back(), Duration::microseconds(i % 2000));
+  }
+  const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (fired.load() < kTimers && std::chrono::steady_clock::now() < cap) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(fired.load(), kTimers);
+  EXPECT_EQ(ex.shutdown(), 0u);
+  EXPECT_EQ(ex.stats().fired, static_cast<std::uint64_t>(kTimers));
+}
+
+}  // namespace
+}  // namespace tlab
