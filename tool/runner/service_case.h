@@ -26,20 +26,16 @@
 //   double_resume     the Waiter's own double_resumes/stale_wakeups; an arming
 //                     with two winning cancellers
 //   wrong_result      an arming that returned CANCELED though no canceller won
-//                     resolve with ITS token (a stale token won: the ABA of RFC
-//                     0014), and a schedule*() that accepted a negative delay
-//   early_fire        an arming EXPIRED, or a task ran, before its deadline on the
-//                     engine's clock
-//   fired_after_cancel a one-shot task that ran although cancel returned true; a
-//                     periodic task that started two runs after its cancel returned
-//   lost_timer        a one-shot task due before the drain horizon that neither ran
-//                     nor was cancelled by the end of the drain
-//   lost_wakeup       the watchdog (stress_runner.cc) saw a waiter parked far past
-//                     its deadline; a shutdown_now() that did not return
-//   task_exceptions   a thrower's exception not counted by the service, or a dead
-//                     timer thread (a probe task scheduled at the end never runs)
-//   conservation      armed = fired + cancelled + pending, against service.pending()
-//                     and the Waiter's own counters
+//                     resolve with ITS token (a stale token won: the ABA of RFC 0014)
+//   early_fire        an arming EXPIRED before its deadline on the engine's clock
+//   lost_wakeup       a waiter parked a grace past its deadline (the watchdog:
+//                     stress_runner.cc, or sim_watchdog on virtual time); a
+//                     shutdown_now() that did not return, or under simulation
+//                     returned only at the timer thread's own deadline; a
+//                     simulated run in which every task blocked (sim_run.h)
+//   conservation      the Waiter's armings against the ledger's
+//   the task oracles  (early_fire, fired_after_cancel, lost_timer, fifo_order,
+//                     task_exceptions, conservation of tasks): service_tasks.h
 // Latency: fire_lateness (run start - deadline; fixed-rate against the ideal
 // schedule first + k * period, so drift shows), cancel_to_resume (a winning
 // cancel to its waiter's return), schedule_cost, cancel_cost.
@@ -51,7 +47,6 @@
 // only around plain code, never across a Platform operation (a simulated run
 // would hang). Memory ordering: producers_done_ is a release/acquire pair between
 // the driver and the cancellers; the counters are relaxed (read after joins).
-#include <algorithm>
 #pragma once
 
 #include <algorithm>
@@ -174,8 +169,6 @@ class ServiceCase {
       if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, workers);
     }
   }
-
-  // ---- actors on threads (steady clock) ------------------------------------------
 
   void waiter_loop(ActorRun& r, std::mt19937_64& rng) {
     Slot& slot = slots_[r.slot];
@@ -382,8 +375,6 @@ class ServiceCase {
     for (auto& t : cancellers) t.join();
   }
 
-  // ---- one thread on virtual time ------------------------------------------------
-
   void run_virtual() {
     const std::int64_t tick = s_.engine.tick_us * 1000;
     std::vector<std::mt19937_64> rngs;
@@ -423,8 +414,6 @@ class ServiceCase {
       service_->run_due(clock_.now());
     }
   }
-
-  // ---- the end of the case ---------------------------------------------------------
 
   // until `drain_ns` after target. Steady: poll; virtual: advance and run_due.
   void drain(std::int64_t target, std::int64_t drain_ns) {
