@@ -44,6 +44,8 @@
 #include "subjects/builtin/peers.h"
 
 namespace tlab::tool::builtin {
+// Named, so a unity batch (tool/CMakeLists.txt) can hold every peer's file.
+namespace asio_peer {
 namespace {
 
 struct Asio {
@@ -122,7 +124,8 @@ constexpr tlab_subject kDescriptor = facility(
     {&create, &destroy, &schedule, &cancel, &poll, nullptr});
 
 }  // namespace
+}  // namespace asio_peer
 
-const tlab_subject* asio_subject(std::string_view) { return &kDescriptor; }
+const tlab_subject* asio_subject(std::string_view) { return &asio_peer::kDescriptor; }
 
 }  // namespace tlab::tool::builtin

@@ -43,6 +43,8 @@
 #include "subjects/builtin/peers.h"
 
 namespace tlab::tool::builtin {
+// Named, so a unity batch (tool/CMakeLists.txt) can hold every peer's file.
+namespace heap_peer {
 namespace {
 
 using compare::HeapTimer;
@@ -128,7 +130,8 @@ constexpr tlab_subject kDescriptor =
              {&create, &destroy, &schedule, &cancel, nullptr, nullptr});
 
 }  // namespace
+}  // namespace heap_peer
 
-const tlab_subject* heap_subject(std::string_view) { return &kDescriptor; }
+const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kDescriptor; }
 
 }  // namespace tlab::tool::builtin

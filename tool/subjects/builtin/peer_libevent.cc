@@ -50,6 +50,8 @@
 #include "subjects/builtin/peers.h"
 
 namespace tlab::tool::builtin {
+// Named, so a unity batch (tool/CMakeLists.txt) can hold every peer's file.
+namespace libevent_peer {
 namespace {
 
 struct Ev;
@@ -153,7 +155,8 @@ constexpr tlab_subject kDescriptor =
              {&create, &destroy, &schedule, &cancel, &poll, nullptr});
 
 }  // namespace
+}  // namespace libevent_peer
 
-const tlab_subject* libevent_subject(std::string_view) { return &kDescriptor; }
+const tlab_subject* libevent_subject(std::string_view) { return &libevent_peer::kDescriptor; }
 
 }  // namespace tlab::tool::builtin

@@ -45,6 +45,8 @@
 #include "subjects/builtin/peers.h"
 
 namespace tlab::tool::builtin {
+// Named, so a unity batch (tool/CMakeLists.txt) can hold every peer's file.
+namespace libuv_peer {
 namespace {
 
 struct Uv {
@@ -156,7 +158,8 @@ constexpr tlab_subject kDescriptor =
              {&create, &destroy, &schedule, &cancel, &poll, &pending});
 
 }  // namespace
+}  // namespace libuv_peer
 
-const tlab_subject* libuv_subject(std::string_view) { return &kDescriptor; }
+const tlab_subject* libuv_subject(std::string_view) { return &libuv_peer::kDescriptor; }
 
 }  // namespace tlab::tool::builtin
