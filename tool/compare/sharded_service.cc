@@ -30,6 +30,9 @@ using Service = ShardedTimerServiceOn<HierarchicalWheelQueue, P>;
 
 std::size_t shard_count() { return std::max(2u, std::thread::hardware_concurrency()); }
 
+// QueueConfig's default wheel tick, which the service's queues use.
+constexpr Duration kTick = Duration::milliseconds(1);
+
 // run_cost's adapter (subject.h) over the service in driver mode.
 class ServiceAdapter {
  public:
@@ -37,9 +40,11 @@ class ServiceAdapter {
       : svc_(ShardedTimerServiceOptions{.shards = shard_count(), .start_thread = false}),
         ids_(slots) {}
   void arm(std::size_t slot, std::int64_t delay_ns) {
+    // "Already due" (delay 0) is one tick in the past, as strategies.cc's adapter
+    // does: a wheel fires a past deadline on its next pass, `now` only at the tick.
     const Instant now = svc_.now();
-    ids_[slot] = svc_.schedule_at(delay_ns == 0 ? now : now + Duration::nanoseconds(delay_ns),
-                                  [this] { ++fired_; });
+    const Instant d = delay_ns == 0 ? now - kTick : now + Duration::nanoseconds(delay_ns);
+    ids_[slot] = svc_.schedule_at(d, [this] { ++fired_; });
   }
   void disarm(std::size_t slot) { svc_.cancel(ids_[slot]); }
   std::size_t poll() { return svc_.run_once(); }

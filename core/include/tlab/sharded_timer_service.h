@@ -15,8 +15,10 @@
 //                   the timer thread will look again (a new earliest timer, or the
 //                   thread is between scans)
 //   cancel(id)      O(queue cancel) + the lock of the timer's shard
-//   per pass        N shard locks: expire(now) and next_deadline() on each, then the
-//                   callbacks run with no lock held, then the wake lock to wait
+//   per pass        N shard locks for expire(now), then the callbacks run with no
+//                   lock held; a pass that found nothing due takes N more for
+//                   next_deadline() (a wheel's is not O(1): ~1 ms at 500K entries
+//                   once it has advanced), then the wake lock to wait
 //   shutdown*()     N shard locks, a join, O(pending) to drop what is left
 //
 // Design choice: N locked queues and one timer thread waiting on the earliest head
@@ -60,10 +62,12 @@
 // exits once the callback returns (the destructor joins it).
 //
 // No lost wake across shards. The timer thread's pass is: S0, under wake_mu_, set
-// report_before_ to Instant::max() ("scanning: report every schedule"); scan every
-// shard (each under its own lock: expire(now), next_deadline()); run what it took;
-// then B, under wake_mu_: wait until min(heads, missed_), having stored that
-// instant in wait_deadline_ and report_before_, and cleared missed_.
+// report_before_ to Instant::max() ("scanning: report every schedule"); take what
+// is due from every shard (expire(now), each under its own lock) and run it, then
+// pass again; once a pass took nothing, read every shard's head (next_deadline(),
+// each under its own lock: the scan R below); then B, under wake_mu_: wait until
+// min(heads, missed_), having stored that instant in wait_deadline_ and
+// report_before_, and cleared missed_.
 // schedule_on() inserts under the shard lock, then loads report_before_; a
 // deadline not earlier than it needs nothing, an earlier one is reported under
 // wake_mu_ (report()): it wakes a waiting thread whose wait ends later, and, when
@@ -415,19 +419,27 @@ class ShardedTimerService {
     }
   }
 
-  // Takes every entry due at `now` from every shard into batch_ (pass only);
-  // returns the earliest head left (Instant::max(): every shard empty).
-  Instant scan(Instant now) {
-    Instant head = Instant::max();
+  // Takes every entry due at `now` from every shard into batch_ (pass only).
+  void scan(Instant now) {
     for (auto& sp : shards_) {
       Shard& s = *sp;
-      const bool own = &sp == &shards_.front();
       typename P::Lock lock(s.mu);
       if (now > s.last_now) s.last_now = now;
       s.taken += s.queue->expire(
           now, [this](Callback&& cb, Instant) { batch_.push_back(std::move(cb)); });
-      const std::optional<Instant> h = s.queue->next_deadline();
-      if (!own && P::mutated(Mutant::kShardedWaitOwnShardOnly)) continue;  // BUG (mutant)
+    }
+  }
+
+  // The earliest head over the shards (Instant::max(): all empty): the scan R of
+  // "No lost wake across shards".
+  Instant earliest_head() const {
+    Instant head = Instant::max();
+    for (const auto& sp : shards_) {
+      if (&sp != &shards_.front() && P::mutated(Mutant::kShardedWaitOwnShardOnly)) {
+        continue;  // BUG (mutant): the thread waits for its own shard's head only
+      }
+      typename P::Lock lock(sp->mu);
+      const std::optional<Instant> h = sp->queue->next_deadline();
       if (h && *h < head) head = *h;
     }
     return head;
@@ -459,11 +471,12 @@ class ShardedTimerService {
         // scan below misses (case 2).
         report_before_.store(bits_of(Instant::max()), std::memory_order::relaxed);
       }
-      const Instant head = scan(clock_.now());
+      scan(clock_.now());
       if (!batch_.empty()) {
         run_batch();
         continue;
       }
+      const Instant head = earliest_head();
       P::fault(FaultPoint::kTimerAfterComputeWait);
       typename P::Lock lock(wake_mu_);
       if (stop_) return;
