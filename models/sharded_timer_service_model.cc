@@ -45,6 +45,10 @@
 //   sharded_no_cross_shard_wake  cross_shard_wake: due_1 on shard 1 is never
 //                                reported; if the thread's last scan missed it,
 //                                it sleeps for ever: DEADLOCK
+// Not modelled: sharded_wait_own_shard_only. Its thread is woken and then sleeps
+// past a timer it has seen: the timer is late, and Relacy's waits are untimed, so
+// a late timer looks like any timer waiting for its deadline. The scenario
+// sharded_races catches it (lost_timer).
 //
 // Bounds: 3 threads, 2 shards, 2-3 timers, no spin loops (every wait blocks).
 //   random  10^5 iterations by default (--iterations).

@@ -22,9 +22,8 @@
 //   shutdown*()     N shard locks, a join, O(pending) to drop what is left
 //
 // Design choice: N locked queues and one timer thread waiting on the earliest head
-// across the shards, as tokio's sharded timer wheel (tokio PR #6534: one wheel per
-// worker, the driver parks until the earliest of them), not N TimerServices with N
-// threads:
+// across the shards, as tokio's sharded timer wheel (one wheel per worker, the
+// driver parks until the earliest of them), not N TimerServices with N threads:
 //
 //   |                      | N queues, one thread (this)     | N TimerServices, N threads     |
 //   |----------------------|---------------------------------|--------------------------------|
