@@ -76,7 +76,9 @@
 //   2. R's precedes I's: then that pass's S0 happens before the schedule's load
 //      (S0, R's lock and unlock, I's lock, the load), so by coherence the load
 //      reads S0's max() or a later store. max() reports it: before B it lowers
-//      missed_, after B it wakes the thread if its wait ends later. A later store
+//      missed_; after B it wakes the thread if its wait ends later, else the
+//      thread looks again by then, and that pass's scan follows the report (the
+//      thread re-takes wake_mu_ to leave its wait), so it is case 1. A later store
 //      is some B's wait deadline V: a deadline >= V waits for the thread to look
 //      again at V, and every pass after that B has its S0 after V in modification
 //      order, so (by 2 again, contradiction) its scan is case 1 and sees the timer.
