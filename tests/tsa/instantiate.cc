@@ -32,6 +32,7 @@
 #include "tlab/queue/hierarchical_wheel.h"
 #include "tlab/queue/per_worker_wheel.h"
 #include "tlab/queue/sorted_list.h"
+#include "tlab/sharded_timer_service.h"
 #include "tlab/sync/pool.h"
 #include "tlab/sync/timed_mutex.h"
 #include "tlab/sync/timed_semaphore.h"
@@ -62,7 +63,9 @@ namespace tlab {
   template class EventLoop<HierarchicalWheelQueue, P>;                        \
   template class EventLoop<SortedListQueue, P>;                               \
   template class EventLoop<PerWorkerWheelQueue, P>;                           \
-  template class Event<int, EventLoop<BinaryHeapQueue, P>>;
+  template class Event<int, EventLoop<BinaryHeapQueue, P>>;                   \
+  template class ShardedTimerService<BinaryHeapQueue<ShardedCallback, P>, P>;        \
+  template class ShardedTimerService<HierarchicalWheelQueue<ShardedCallback, P>, P>;
 
 TLAB_TSA_INSTANTIATE(StdPlatform)
 TLAB_TSA_INSTANTIATE(StressPlatform)
@@ -98,6 +101,7 @@ void timed_waits() {
 template void timed_waits<StdPlatform, TimerServiceOn<BinaryHeapQueue, StdPlatform>>();
 template void timed_waits<StressPlatform, TimerServiceOn<BinaryHeapQueue, StressPlatform>>();
 template void timed_waits<StdPlatform, testing::ManualTimerSource>();
+template void timed_waits<StdPlatform, ShardedTimerServiceOn<BinaryHeapQueue, StdPlatform>>();
 
 }  // namespace tsa
 }  // namespace tlab

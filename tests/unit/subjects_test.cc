@@ -145,6 +145,20 @@ TEST(SubjectsTest, EveryOraclePromiseIsMadeBySomeEngine) {
 }
 
 // Without fifo_ties on the strategy, a case over it does not judge FIFO order.
+// engine.subject names a built-in subject with a descriptor (sharded_service) or
+// is refused at /engine/subject; such a scenario never runs under --sim.
+TEST(SubjectsTest, EngineSubjectMustBeABuiltInDescriptor) {
+  Scenario s;
+  s.engine.subject = "sharded_service";
+  InputErrors errors;
+  EXPECT_TRUE(check_runnable(s, "f.json", errors));
+  EXPECT_TRUE(sim_refusal(s).has_value());
+  s.engine.subject = "timer_service";  // an engine row, but no descriptor
+  EXPECT_FALSE(check_runnable(s, "f.json", errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].pointer, "/engine/subject");
+}
+
 TEST(SubjectsTest, FifoTiesFollowTheStrategy) {
   const SubjectInfo* svc = find_subject("timer_service");
   ASSERT_NE(svc, nullptr);

@@ -85,7 +85,8 @@ std::vector<Scenario> sim_scenarios(std::vector<Scenario> scenarios, bool named,
     if (!reason) {
       out.push_back(std::move(s));
     } else if (named) {
-      errors.push_back({s.source, "/actors", "--sim cannot run this scenario: " + *reason});
+      const char* pointer = s.engine.subject.empty() ? "/actors" : "/engine/subject";
+      errors.push_back({s.source, pointer, "--sim cannot run this scenario: " + *reason});
     } else {
       skipped.push_back(fmt::format("{} ({})", s.name, *reason));
     }

@@ -35,6 +35,12 @@ std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
   // --subject: through the subject ABI. A built-in row's descriptor is ours and
   // is measured here; a plugin only ever in a child (isolated_subject.h).
   for (const SubjectFacts& f : o.subjects) {
+    // An engine row with its own compare adapter (sharded_service) is measured by it.
+    if (const SubjectInfo* row = find_subject(f.name);
+        row != nullptr && row->origin == SubjectOrigin::kEngine && row->compare != nullptr) {
+      v.push_back(row->compare(row->name));
+      continue;
+    }
     if (!f.builtin()) {
       v.push_back(make_isolated_subject(f));
       continue;

@@ -12,6 +12,8 @@
 //   make_asio_subject()       asio::steady_timer expires_after / async_wait / cancel
 //   make_heap_subject()       std::priority_queue + mutex + condition variable, the
 //                             java.util.Timer design of seed 001 (heap_timer.h)
+//   make_sharded_service_subject()  ShardedTimerService (sharded_service.cc):
+//                             N locked shards, one timer thread
 //   make_abi_subject(d, name) any facility descriptor of the subject ABI
 //                             (tlab/subject.h): a built-in one (subjects/builtin/)
 //                             or a user's plugin, under `name` (abi_subject.cc)
@@ -38,6 +40,7 @@ std::unique_ptr<Subject> make_libuv_subject(std::string_view);
 std::unique_ptr<Subject> make_libevent_subject(std::string_view);
 std::unique_ptr<Subject> make_asio_subject(std::string_view);
 std::unique_ptr<Subject> make_heap_subject(std::string_view);
+std::unique_ptr<Subject> make_sharded_service_subject(std::string_view);
 // count_peer_allocations: hands alloc_counter.h's counting allocators to libuv and
 // libevent (peer_allocators.cc), so their memory shows in bytes per timer; every
 // factory above that can drive them calls it.

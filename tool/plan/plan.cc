@@ -21,6 +21,7 @@ namespace {
 std::vector<std::string> strategies_for(const Scenario& s, const Overrides& o) {
   // A subject case is named after the subject; the scenario's strategies are core's.
   if (o.subject) return {o.subject_name};
+  if (!s.engine.subject.empty()) return {s.engine.subject};
   if (!o.strategy) return s.engine.strategies;
   return expand_strategies({*o.strategy});
 }
@@ -64,7 +65,11 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
   c.operations = o.operations.value_or(s.run.operations);
   c.budget_s = o.budget_s.value_or(s.run.budget_s);
   c.expect_fail = expect_fail;
-  if (o.subject) c.subject = *o.subject;
+  if (o.subject) {
+    c.subject = *o.subject;
+  } else if (!s.engine.subject.empty()) {
+    c.subject = s.engine.subject;  // a built-in row: its name is its spec
+  }
   c.sim = o.sim;
   return c;
 }
@@ -92,7 +97,7 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
     std::vector<Mutant> wanted = s.catches;
     if (tsan) wanted.insert(wanted.end(), s.tsan_catches.begin(), s.tsan_catches.end());
     for (Mutant m : wanted) {
-      for (const std::string& strategy : s.engine.strategies) {
+      for (const std::string& strategy : strategies_for(s, base)) {
         out.push_back(plan_case(s, strategy, m, base, /*expect_fail=*/true));
       }
     }

@@ -104,6 +104,7 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
     s.engine.workers = e.value("workers", s.engine.workers);
     s.engine.token_bits = e.value("token_bits", s.engine.token_bits);
     s.engine.pool_size = e.value("pool_size", s.engine.pool_size);
+    s.engine.subject = e.value("subject", std::string());
     s.engine.clock = e.value("clock", std::string("steady")) == "virtual" ? ClockKind::kVirtual
                                                                           : ClockKind::kSteady;
   }

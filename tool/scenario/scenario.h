@@ -167,6 +167,11 @@ struct EngineConfig {
   int token_bits = 32;
   ClockKind clock = ClockKind::kSteady;
   int pool_size = 1;
+  // A built-in subject row (subjects/subjects.h) that every case of the scenario
+  // runs on through the generic ABI driver, as `--subject NAME` would, but with
+  // the scenario's catches planned as mutant cases (the subject is tlab's own
+  // code on StressPlatform); "": the engine the roles select.
+  std::string subject;
 };
 
 struct FaultSpec {

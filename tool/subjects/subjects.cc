@@ -9,6 +9,7 @@
 #include "compare/subjects.h"
 #include "runner/engines.h"
 #include "subjects/builtin/peers.h"
+#include "subjects/builtin/sharded_service.h"
 #include "subjects/builtin/strategies.h"
 #include "subjects/builtin/sync.h"
 #include "tlab/queue/strategy.h"
@@ -31,7 +32,7 @@ constexpr PromiseSet kEnginePromises = PromiseSet(kDelivery) | kExactlyOnce | kN
 
 // Engines, in selection order (subjects.h): the first whose primary role the
 // scenario has. timer_thread may join every row that has a timer service.
-const std::array<SubjectInfo, 7> kEngineSubjects{{
+const std::array<SubjectInfo, 8> kEngineSubjects{{
     {"coroutine_loop",
      SubjectOrigin::kEngine,
      SubjectKind::kCoroutineLoop,
@@ -129,6 +130,21 @@ const std::array<SubjectInfo, 7> kEngineSubjects{{
      nullptr,
      {},
      &builtin::sync_abi},
+    // No engine driver of its own either: `--subject sharded_service` (the generic
+    // facility driver) and scenarios naming it in engine.subject (sharded_races).
+    {"sharded_service",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "ShardedTimerService<Q, P>: N locked shards, one timer thread on the earliest head",
+     nullptr,
+     &compare::make_sharded_service_subject,
+     {},
+     &builtin::sharded_service_abi},
 }};
 
 // Peers, with the promises their documentation makes (each subjects/builtin/peer_*.cc
@@ -341,6 +357,11 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
 }
 
 std::optional<std::string> sim_refusal(const Scenario& s) {
+  if (!s.engine.subject.empty()) {
+    return fmt::format("engine.subject {}: a subject runs on real threads through the generic "
+                       "driver, which is not ported to SimPlatform",
+                       s.engine.subject);
+  }
   std::string why;
   const SubjectInfo* engine = engine_for(s, why);
   if (engine == nullptr) return why;
@@ -349,6 +370,18 @@ std::optional<std::string> sim_refusal(const Scenario& s) {
 }
 
 bool check_runnable(const Scenario& s, const std::string& file, InputErrors& errors) {
+  if (!s.engine.subject.empty()) {
+    // The generic driver checks the roles against the subject's kind when it runs.
+    const SubjectInfo* row = find_subject(s.engine.subject);
+    if (row == nullptr || row->abi == nullptr) {
+      errors.push_back({file, "/engine/subject",
+                        fmt::format("'{}' is not a built-in subject with a descriptor (`tlab "
+                                    "list subjects`; a plugin is named with --subject)",
+                                    s.engine.subject)});
+      return false;
+    }
+    return true;
+  }
   std::string why, pointer;
   const SubjectInfo* engine = engine_for(s, why, &pointer);
   if (engine == nullptr) {

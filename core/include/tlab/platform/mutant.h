@@ -67,6 +67,10 @@ enum class Mutant : std::uint8_t {
   kTickConversionWraps,        // TickGrid::due_tick: deadline - start, wrapping subtraction
   // --- executor.h (issue 10 section 6: work still running while a worker stops) ---
   kExecutorStopRetiresWheelEarly,  // a stop retires the wheel before running posted tasks
+  // --- sharded_timer_service.h (issue 15: tokio's sharded timer, #6682) ---
+  kShardedCancelWrongShard,    // cancel(id) goes to the caller's shard, not the timer's
+  kShardedNoCrossShardWake,    // a schedule on another shard than 0 never wakes the thread
+  kShardedWaitOwnShardOnly,    // the thread sleeps until shard 0's head, not the earliest
   kCount
 };
 
@@ -146,6 +150,15 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "a stopping worker retires its wheel before running the tasks posted to it: the timers "
      "they schedule land in a stopped worker's wheel, lost unless it restarts (go#44868, "
      "go#45716)"},
+    {Mutant::kShardedCancelWrongShard, "sharded_cancel_wrong_shard", "sharded_timer_service.h",
+     "cancel looks in the caller's shard: false while the timer is pending (it fires after "
+     "cancel), or a stranger with the same handle is cancelled (lost timer)"},
+    {Mutant::kShardedNoCrossShardWake, "sharded_no_cross_shard_wake", "sharded_timer_service.h",
+     "a new earliest timer on another shard does not wake the timer thread: late, or lost while "
+     "shard 0 idles (tokio's sharded timer, reverted in #6682)"},
+    {Mutant::kShardedWaitOwnShardOnly, "sharded_wait_own_shard_only", "sharded_timer_service.h",
+     "the timer thread sleeps until its own shard's head: a woken thread goes back to sleep past "
+     "another shard's earlier timer: late, or lost while shard 0 is empty"},
 }};
 
 constexpr bool mutant_table_in_order() {
