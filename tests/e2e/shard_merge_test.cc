@@ -395,8 +395,9 @@ TEST_F(MutantsShardTest, SystemsVariablesShardTheMatrix) {
   }
 }
 
-// merge refuses a missing shard, a run report among mutants shards and a record in
-// two shards (exit 2, file and pointer); a shard with a record dropped by hand
+// merge refuses a missing shard, a run report among mutants shards, a record in two
+// shards, an unknown mutant's record and a shard without its matrix (exit 2, file
+// and pointer); a shard with a record dropped by hand
 // merges into a matrix that differs from the unsharded one, so the comparison
 // above can fail.
 TEST_F(MutantsShardTest, MergeRefusesAndTheComparisonCanFail) {
@@ -415,12 +416,21 @@ TEST_F(MutantsShardTest, MergeRefusesAndTheComparisonCanFail) {
   ASSERT_FALSE(dropped["kill_matrix"]["checks"].empty());
   dropped["kill_matrix"]["checks"].erase(0);
   std::ofstream(path("dropped1.json")) << dropped.dump();
+  Json renamed = load("m1.json");  // a record of a mutant this tlab does not have
+  renamed["kill_matrix"]["checks"][0]["mutant"] = "no_such_mutant";
+  std::ofstream(path("renamed1.json")) << renamed.dump();
+  Json bare = load("m1.json");
+  bare.erase("kill_matrix");
+  std::ofstream(path("bare1.json")) << bare.dump();
 
   const std::string m0 = path("m0.json"), m2 = path("m2.json");
   const std::vector<std::pair<std::vector<std::string>, std::string>> refusals{
       {{m0, m2}, "tlab merge: missing shard 1 of 3 (given: 0, 2)"},
       {{m0, path("run1.json"), m2}, "run1.json: /command: the command is 'run', but 'mutants'"},
       {{m0, path("overlap1.json"), m2}, "overlap1.json: /kill_matrix/checks: "},
+      {{m0, path("renamed1.json"), m2},
+       "renamed1.json: /kill_matrix/checks/0: not a kill matrix tlab wrote: unknown mutant"},
+      {{m0, path("bare1.json"), m2}, "bare1.json: /kill_matrix: a mutants shard report without"},
   };
   for (const auto& [files, message] : refusals) {
     std::vector<std::string> args{"merge"};
