@@ -2,7 +2,9 @@
 // on virtual-clock scenarios (their cases replay the same counters and histograms
 // every run): a merged report equals the unsharded run's, each system's sharding
 // variables split the plan as the flag does, and merge refuses what is not the
-// shards of one run (exit 2, naming the file and JSON pointer).
+// shards of one run (exit 2, naming the file and JSON pointer). `tlab mutants`
+// shards (MutantsShardTest, over the deterministic sim layer) merge into the
+// unsharded kill matrix.
 //
 // Fields stripped before comparing reports, because they differ between two runs
 // of the same plan (RunsAreDeterministicOutsideTheStrippedFields shows the rest is
@@ -19,11 +21,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "plan/shard.h"
@@ -55,6 +59,47 @@ Json strip(Json report, bool mutant_timing) {
     }
   }
   return report;
+}
+
+// System: one distribution engine's sharding variables for worker i of 3 (0-based).
+struct System {
+  std::string name;
+  std::function<Vars(int)> vars;
+};
+
+// sharding_systems: every row of kShardVariables, set as its system sets them for 3
+// workers (Bazel also names its status file `status`).
+std::vector<System> sharding_systems(const std::string& status) {
+  return {
+      {"TEST_SHARD_INDEX",
+       [status](int i) {
+         return Vars{{"TEST_SHARD_INDEX", std::to_string(i)},
+                     {"TEST_TOTAL_SHARDS", "3"},
+                     {"TEST_SHARD_STATUS_FILE", status}};
+       }},
+      {"GTEST_SHARD_INDEX",
+       [](int i) {
+         return Vars{{"GTEST_SHARD_INDEX", std::to_string(i)}, {"GTEST_TOTAL_SHARDS", "3"}};
+       }},
+      {"JOB_COMPLETION_INDEX",
+       [](int i) {
+         return Vars{{"JOB_COMPLETION_INDEX", std::to_string(i)}, {"TLAB_TOTAL_SHARDS", "3"}};
+       }},
+      {"CI_NODE_INDEX",
+       [](int i) {
+         return Vars{{"CI_NODE_INDEX", std::to_string(i + 1)}, {"CI_NODE_TOTAL", "3"}};
+       }},
+      // sbatch --array=1-3
+      {"SLURM_ARRAY_TASK_ID",
+       [](int i) {
+         return Vars{{"SLURM_ARRAY_TASK_ID", std::to_string(i + 1)},
+                     {"SLURM_ARRAY_TASK_COUNT", "3"},
+                     {"SLURM_ARRAY_TASK_MIN", "1"},
+                     {"SLURM_ARRAY_TASK_MAX", "3"},
+                     {"SLURM_ARRAY_TASK_STEP", "1"},
+                     {"SLURM_ARRAY_JOB_ID", "4242"}};
+       }},
+  };
 }
 
 class ShardMergeTest : public ::testing::Test {
@@ -159,40 +204,7 @@ TEST_F(ShardMergeTest, EachSystemsVariablesShardLikeTheFlag) {
   run_plan("run", "whole.json");
   const Json whole = strip(load("whole.json"), false);
   const std::string status = path("bazel_status");
-  struct System {
-    std::string name;
-    std::function<Vars(int)> vars;
-  };
-  const std::vector<System> systems{
-      {"TEST_SHARD_INDEX",
-       [&](int i) {
-         return Vars{{"TEST_SHARD_INDEX", std::to_string(i)},
-                     {"TEST_TOTAL_SHARDS", "3"},
-                     {"TEST_SHARD_STATUS_FILE", status}};
-       }},
-      {"GTEST_SHARD_INDEX",
-       [](int i) {
-         return Vars{{"GTEST_SHARD_INDEX", std::to_string(i)}, {"GTEST_TOTAL_SHARDS", "3"}};
-       }},
-      {"JOB_COMPLETION_INDEX",
-       [](int i) {
-         return Vars{{"JOB_COMPLETION_INDEX", std::to_string(i)}, {"TLAB_TOTAL_SHARDS", "3"}};
-       }},
-      {"CI_NODE_INDEX",
-       [](int i) {
-         return Vars{{"CI_NODE_INDEX", std::to_string(i + 1)}, {"CI_NODE_TOTAL", "3"}};
-       }},
-      // sbatch --array=1-3
-      {"SLURM_ARRAY_TASK_ID",
-       [](int i) {
-         return Vars{{"SLURM_ARRAY_TASK_ID", std::to_string(i + 1)},
-                     {"SLURM_ARRAY_TASK_COUNT", "3"},
-                     {"SLURM_ARRAY_TASK_MIN", "1"},
-                     {"SLURM_ARRAY_TASK_MAX", "3"},
-                     {"SLURM_ARRAY_TASK_STEP", "1"},
-                     {"SLURM_ARRAY_JOB_ID", "4242"}};
-       }},
-  };
+  const std::vector<System> systems = sharding_systems(status);
   for (const System& sys : systems) {
     std::vector<std::string> merge{"merge"};
     for (int i = 0; i < 3; ++i) {
@@ -289,6 +301,147 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
     EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(path("merged.json"))) << message;
   }
+}
+
+// `tlab mutants` over the sim layer, small enough for ctest (2 seeded schedules
+// per trial): deterministic, so the unsharded and the merged matrix compare exactly
+// once times are stripped (strip_matrix).
+const std::vector<std::string> kMutantsArgs{"mutants", "--layers", "sim", "--sim-trials", "1",
+                                            "--sim-schedules", "2"};
+
+// strip_matrix: a report's kill matrix without the wall times (layers' seconds and
+// the detection times), which differ between any two runs, and without which check
+// a layer's best is and its detail: among checks of equal rate the fastest is best,
+// so that choice follows the times too (every check is still compared, in "checks").
+Json strip_matrix(const Json& report) {
+  Json m = report.at("kill_matrix");
+  for (Json& l : m["layers"]) l.erase("seconds");
+  for (Json& c : m["checks"]) c.erase("detect_s");
+  for (Json& row : m["mutants"]) {
+    for (const char* list : {"caught_by", "flaky"}) {
+      for (Json& c : row[list]) {
+        for (const char* timed : {"time_to_detection_s", "max_time_to_detection_s", "check",
+                                  "detail"}) {
+          c.erase(timed);
+        }
+      }
+    }
+  }
+  return m;
+}
+
+class MutantsShardTest : public ShardMergeTest {
+ protected:
+  // `tlab mutants` (kMutantsArgs) with `extra`, writing `report`; its exit code.
+  int mutants(const std::string& report, const std::vector<std::string>& extra = {},
+              const Vars& vars = {}) {
+    std::vector<std::string> args = kMutantsArgs;
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--report", path(report)});
+    const auto r = tlab(args, vars);
+    EXPECT_NE(r.code, 2) << r.err;
+    return r.code;
+  }
+};
+
+// For n = 1 and 3 the merged kill matrix equals the unsharded one (cells, counts,
+// records and gate), merge exits as the unsharded run did, each shard exits 0,
+// and the merged report goes through --html and --junit like any other.
+TEST_F(MutantsShardTest, MergedMatrixEqualsUnshardedForOneAndThreeShards) {
+  const int whole_code = mutants("whole.json");
+  const Json whole = load("whole.json");
+  EXPECT_EQ(whole["kill_matrix"]["summary"]["exit_code"], whole_code);
+  ASSERT_GT(whole["kill_matrix"]["checks"].size(), 3u);
+  for (std::uint32_t n : {1u, 3u}) {
+    std::vector<std::string> merge{"merge"};
+    std::size_t checks = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::string name = fmt::format("m{}of{}.json", i, n);
+      EXPECT_EQ(mutants(name, {"--shard", fmt::format("{}/{}", i, n)}), 0);
+      checks += load(name)["kill_matrix"]["checks"].size();
+      merge.push_back(path(name));
+    }
+    EXPECT_EQ(checks, whole["kill_matrix"]["checks"].size()) << "n=" << n;
+    merge.insert(merge.end(), {"--report", path("merged.json"), "--html", path("merged.html"),
+                               "--junit", path("merged.xml")});
+    const auto r = tlab(merge);
+    EXPECT_EQ(r.code, whole_code) << r.err;
+    const Json merged = load("merged.json");
+    EXPECT_EQ(strip_matrix(merged), strip_matrix(whole)) << "n=" << n;
+    EXPECT_EQ(merged["summary"]["exit_code"], whole_code);
+    EXPECT_NE(testing::slurp(dir_ / "merged.html").find("kill-matrix"), std::string::npos);
+    EXPECT_TRUE(fs::exists(path("merged.xml")));
+  }
+}
+
+// GitLab's and Slurm's variables split the matrix as --shard does: the merge
+// equals the unsharded matrix.
+TEST_F(MutantsShardTest, SystemsVariablesShardTheMatrix) {
+  mutants("whole.json");
+  const Json whole = strip_matrix(load("whole.json"));
+  for (const System& sys : sharding_systems(path("bazel_status"))) {
+    if (sys.name != "CI_NODE_INDEX" && sys.name != "SLURM_ARRAY_TASK_ID") continue;
+    std::vector<std::string> merge{"merge"};
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = sys.name + std::to_string(i) + ".json";
+      EXPECT_EQ(mutants(name, {}, sys.vars(i)), 0);
+      EXPECT_EQ(load(name)["shard"]["source"].get<std::string>().find(sys.name), 0u);
+      merge.push_back(path(name));
+    }
+    merge.insert(merge.end(), {"--report", path("merged.json")});
+    const auto r = tlab(merge);
+    EXPECT_NE(r.code, 2) << sys.name << ": " << r.err;
+    EXPECT_EQ(strip_matrix(load("merged.json")), whole) << sys.name;
+  }
+}
+
+// merge refuses a missing shard, a run report among mutants shards, a record in two
+// shards, an unknown mutant's record and a shard without its matrix (exit 2, file
+// and pointer); a shard with a record dropped by hand
+// merges into a matrix that differs from the unsharded one, so the comparison
+// above can fail.
+TEST_F(MutantsShardTest, MergeRefusesAndTheComparisonCanFail) {
+  mutants("whole.json");
+  for (int i = 0; i < 3; ++i) {
+    mutants("m" + std::to_string(i) + ".json", {"--shard", std::to_string(i) + "/3"});
+  }
+  run_plan("run", "run1.json", {"--shard", "1/3"});
+  // Shard 0's records, each with a unit from shard 1 added (the shards overlap).
+  Json overlap = load("m1.json");
+  const Json extra = load("m0.json")["kill_matrix"]["checks"];
+  ASSERT_FALSE(extra.empty());
+  overlap["kill_matrix"]["checks"].push_back(extra.front());
+  std::ofstream(path("overlap1.json")) << overlap.dump();
+  Json dropped = load("m1.json");
+  ASSERT_FALSE(dropped["kill_matrix"]["checks"].empty());
+  dropped["kill_matrix"]["checks"].erase(0);
+  std::ofstream(path("dropped1.json")) << dropped.dump();
+  Json renamed = load("m1.json");  // a record of a mutant this tlab does not have
+  renamed["kill_matrix"]["checks"][0]["mutant"] = "no_such_mutant";
+  std::ofstream(path("renamed1.json")) << renamed.dump();
+  Json bare = load("m1.json");
+  bare.erase("kill_matrix");
+  std::ofstream(path("bare1.json")) << bare.dump();
+
+  const std::string m0 = path("m0.json"), m2 = path("m2.json");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refusals{
+      {{m0, m2}, "tlab merge: missing shard 1 of 3 (given: 0, 2)"},
+      {{m0, path("run1.json"), m2}, "run1.json: /command: the command is 'run', but 'mutants'"},
+      {{m0, path("overlap1.json"), m2}, "overlap1.json: /kill_matrix/checks: "},
+      {{m0, path("renamed1.json"), m2},
+       "renamed1.json: /kill_matrix/checks/0: not a kill matrix tlab wrote: unknown mutant"},
+      {{m0, path("bare1.json"), m2}, "bare1.json: /kill_matrix: a mutants shard report without"},
+  };
+  for (const auto& [files, message] : refusals) {
+    std::vector<std::string> args{"merge"};
+    args.insert(args.end(), files.begin(), files.end());
+    const auto r = tlab(args);
+    EXPECT_EQ(r.code, 2) << message << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+  }
+  const auto r = tlab({"merge", m0, path("dropped1.json"), m2, "--report", path("merged.json")});
+  EXPECT_NE(r.code, 2) << r.err;
+  EXPECT_NE(strip_matrix(load("merged.json")), strip_matrix(load("whole.json")));
 }
 
 }  // namespace

@@ -44,6 +44,27 @@ TEST(GithubTest, OneAnnotationPerFinding) {
   EXPECT_NE(a.find("%0Areplay: tlab replay r.json --case"), std::string::npos);
 }
 
+// Past the cap the ::error lines stop and one ::warning counts the findings left
+// out; at the cap exactly there is no such line.
+TEST(GithubTest, AnnotationsAreCapped) {
+  const Report r = ci_report();
+  const std::vector<Finding> found = findings(r, "r.json");
+  ASSERT_EQ(found.size(), 3u);
+  const std::string capped = github_annotations(found, 2);
+  EXPECT_EQ(count_of(capped, "::error "), 2u);
+  EXPECT_EQ(count_of(capped, "::warning "), 1u);
+  EXPECT_NE(capped.find("1 more failing cases::2 of 3 failing cases"), std::string::npos);
+  const std::string exact = github_annotations(found, 3);
+  EXPECT_EQ(count_of(exact, "::error "), 3u);
+  EXPECT_EQ(count_of(exact, "::warning"), 0u);
+  // The default cap is GitHub's 50 per job, well above the 10 a step shows.
+  std::vector<Finding> many;
+  for (std::size_t i = 0; i < 120; ++i) many.push_back(found[i % found.size()]);
+  const std::string a = github_annotations(many);
+  EXPECT_EQ(count_of(a, "::error "), kAnnotationCap);
+  EXPECT_NE(a.find("70 more failing cases"), std::string::npos);
+}
+
 // Under the cap every finding is a row; over it the rows stop, a truncation line
 // says how many are left, and the whole stays within the cap.
 TEST(GithubTest, StepSummaryIsCapped) {

@@ -10,12 +10,17 @@
 // so trials differ by seed, and every trial must find the mutant. Exit 1 on a survivor, a mutant no
 // layer catches, one only flaky checks catch, a sim check below 100%, or a mutant
 // Relacy catches that sim does not (kill_matrix.h, disagreements).
+// With --shard i/n (or a sharding variable) it runs one shard of the matrix's units
+// (layers/layer_shard.h) and exits 0 unless a layer errs: `tlab merge` of all the
+// shards applies the gate to the joined matrix.
 #include <chrono>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "cli/shard_option.h"
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
 #include "layers/sim_layer.h"
@@ -32,12 +37,14 @@ struct MutantsOptions {
   std::uint32_t sim_trials = 20;
   std::uint32_t sim_schedules = 10;
   LayerSources sources;
+  std::string shard;
   OutputOptions outputs;  // --report, --sarif, --html and --json (no --junit)
 };
 
 class MutantsCommand final : public Command {
  public:
   void setup(CLI::App& sub) override {
+    sub_ = &sub;
     sub.description(
         "the kill matrix: which layer (scenario, model, property, tsan) catches each "
         "mutant, and how fast");
@@ -68,6 +75,7 @@ class MutantsCommand final : public Command {
         ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     add_layer_binaries(sub, o_.sources);
     add_layer_sources(sub, o_.sources);
+    add_shard_option(sub, o_.shard);
     sub.add_option("--report", o_.outputs.report_path,
                    "write the full JSON report (cases and kill_matrix) to F")
         ->type_name("F");
@@ -75,11 +83,16 @@ class MutantsCommand final : public Command {
     sub.add_flag("--json", o_.outputs.json, "print the kill matrix as JSON instead of the table");
     add_example(sub, "tlab mutants --layers scenario --json");
     add_example(sub, "tlab mutants --layers scenario --trials 5");
+    add_example(sub, "tlab mutants --layers scenario,sim --shard 1/3 --report shard-1.json");
   }
 
   int run(const CliEnv& env) override {
     InputErrors errors;
     if (!check_outputs(o_.outputs, errors)) return bad_input(errors, env);
+    std::optional<Shard> shard;
+    if (auto stop = resolve_shard_option(*sub_, o_.shard, env, shard)) return *stop;
+    std::optional<LayerShard> units;
+    if (shard) units.emplace(*shard);
     const auto suite = load_builtin_suite(ScenarioLoader(), env);
     if (!suite) return kExitInternal;
     LayerPlan plan;
@@ -89,6 +102,7 @@ class MutantsCommand final : public Command {
     plan.model.jobs = model_jobs(o_.sources.jobs);
     plan.trials = o_.trials;
     plan.progress = env.stderr_is_tty ? env.err : nullptr;
+    plan.shard = units ? &*units : nullptr;
 
     KillMatrix matrix;
     Report report;
@@ -100,7 +114,14 @@ class MutantsCommand final : public Command {
       if (!runner) return kExitInternal;
       std::vector<CaseSpec> specs;
       for (CaseSpec& spec : plan_check(*suite, Overrides{})) {
-        if (spec.expect_fail) specs.push_back(std::move(spec));
+        if (!spec.expect_fail) continue;
+        if (units && !units->take(fmt::format("scenario|{}|trials={}", scenario_case_key(spec),
+                                              o_.trials),
+                                  fmt::format("scenario|{}:{}", spec.scenario->name,
+                                              name_of(*spec.mutant)))) {
+          continue;
+        }
+        specs.push_back(std::move(spec));
       }
       ExecuteOptions options;
       options.command = "mutants";
@@ -128,13 +149,18 @@ class MutantsCommand final : public Command {
       auto runner = runner_or_null(env);
       if (!runner) return kExitInternal;
       run_sim_layer(matrix, *suite, *runner, o_.sim_trials, o_.sim_schedules,
-                    env.stderr_is_tty, report);
+                    env.stderr_is_tty, report, plan.shard);
     }
     if (!report.interrupted) {
       run_other_layers(matrix, *suite, plan, /*clean_models=*/false, report);
     }
     report.kill_matrix = matrix.to_json();
-    int code = report.interrupted ? kExitInterrupted : matrix.exit_code();
+    if (units) {
+      units->record(report);
+      *env.err << "tlab: a shard's exit code leaves out the gate (a mutant may be caught in "
+                  "another shard); `tlab merge` of every shard's --report applies it\n";
+    }
+    int code = report.exit_code();
     try {
       if (!o_.outputs.report_path.empty()) {
         write_file_atomic(o_.outputs.report_path, report.to_json().dump(2) + "\n");
@@ -159,6 +185,7 @@ class MutantsCommand final : public Command {
   }
 
  private:
+  CLI::App* sub_ = nullptr;
   MutantsOptions o_;
 };
 

@@ -88,11 +88,15 @@ double CheckRecord::max_s() const {
 KillMatrix::KillMatrix() : rows_(kMutantCount) {}
 
 void KillMatrix::add_trial(Mutant m, const Detection& d, const std::string& key) {
+  // Rows are kept sorted by (layer, key): the order in which checks ran (which
+  // differs between a sharded and an unsharded run) never shows, not even in
+  // best()'s tie-break.
   auto& row = rows_[static_cast<std::size_t>(m)];
-  auto it = std::find_if(row.begin(), row.end(),
-                         [&](const Row& r) { return r.record.layer == d.layer && r.key == key; });
-  if (it == row.end()) {
-    it = row.insert(row.end(), Row{CheckRecord{}, key});
+  auto it = std::lower_bound(
+      row.begin(), row.end(), std::tie(d.layer, key),
+      [](const Row& r, const auto& k) { return std::tie(r.record.layer, r.key) < k; });
+  if (it == row.end() || it->record.layer != d.layer || it->key != key) {
+    it = row.insert(it, Row{CheckRecord{}, key});
     it->record.layer = d.layer;
     it->record.check = d.check;
   }
@@ -236,10 +240,13 @@ std::size_t KillMatrix::caught_by_at_least(std::size_t layers) const {
   return n;
 }
 
+bool KillMatrix::errored() const {
+  return std::any_of(layers_.begin(), layers_.end(),
+                     [](const LayerStatus& s) { return s.state == LayerStatus::State::kError; });
+}
+
 int KillMatrix::exit_code() const {
-  for (const LayerStatus& s : layers_) {
-    if (s.state == LayerStatus::State::kError) return 3;
-  }
+  if (errored()) return 3;
   return uncaught().empty() && only_flaky().empty() && survivors().empty() &&
                  sim_unreliable().empty() && disagreements().empty()
              ? 0
@@ -302,6 +309,18 @@ nlohmann::ordered_json KillMatrix::to_json() const {
     }
     j["mutants"].push_back(std::move(row));
   }
+  j["checks"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    for (const Row& x : rows_[i]) {
+      j["checks"].push_back({{"mutant", kMutantInfo[i].name},
+                             {"layer", name_of(x.record.layer)},
+                             {"key", x.key},
+                             {"check", x.record.check},
+                             {"trials", x.record.trials},
+                             {"detect_s", x.record.detect_s},
+                             {"detail", x.record.detail}});
+    }
+  }
   const std::vector<std::string> uncaught_names = mutant_names(uncaught());
   j["summary"] = {{"mutants", kMutantCount},
                   {"caught", kMutantCount - uncaught_names.size()},
@@ -314,6 +333,107 @@ nlohmann::ordered_json KillMatrix::to_json() const {
                   {"flaky_checks", flaky_checks()},
                   {"exit_code", exit_code()}};
   return j;
+}
+
+std::optional<KillMatrix> KillMatrix::from_json(const nlohmann::ordered_json& j,
+                                                std::string& pointer, std::string& error) {
+  KillMatrix m;
+  // each: f on every element of j[key], with `pointer` naming the one being read.
+  const auto each = [&](const char* key, const auto& f) {
+    pointer = fmt::format("/{}", key);
+    const auto& list = j.at(key);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      pointer = fmt::format("/{}/{}", key, i);
+      f(list[i]);
+    }
+  };
+  try {
+    each("layers", [&](const nlohmann::ordered_json& l) {
+      const auto which = layer_from_name(l.at("layer").get<std::string>());
+      const std::string state = l.at("state").get<std::string>();
+      std::optional<LayerStatus::State> st;
+      for (auto s : {LayerStatus::State::kNotRequested, LayerStatus::State::kRan,
+                     LayerStatus::State::kUnavailable, LayerStatus::State::kError}) {
+        if (state_name(s) == state) st = s;
+      }
+      if (!which || !st) throw std::invalid_argument("unknown layer or state");
+      LayerStatus& out = m.layer(*which);
+      out = {*st,
+             l.at("source").get<std::string>(),
+             l.at("reason").get<std::string>(),
+             l.at("checks").get<std::size_t>(),
+             l.at("trials").get<std::size_t>(),
+             l.at("seconds").get<double>()};
+    });
+    each("checks", [&](const nlohmann::ordered_json& c) {
+      const auto mutant = mutant_from_name(c.at("mutant").get<std::string>());
+      const auto layer = layer_from_name(c.at("layer").get<std::string>());
+      if (!mutant || !layer) throw std::invalid_argument("unknown mutant or layer");
+      CheckRecord rec{*layer, c.at("check").get<std::string>(), c.at("trials").get<std::size_t>(),
+                      c.at("detect_s").get<std::vector<double>>(),
+                      c.at("detail").get<std::string>()};
+      if (rec.detections() > rec.trials) throw std::invalid_argument("more detections than trials");
+      const std::string key = c.at("key").get<std::string>();
+      if (!m.insert_record(*mutant, std::move(rec), key)) {
+        throw std::invalid_argument(fmt::format("check '{}' is listed twice", key));
+      }
+    });
+  } catch (const std::exception& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+  return m;
+}
+
+bool KillMatrix::insert_record(Mutant m, CheckRecord rec, const std::string& key) {
+  auto& row = rows_[static_cast<std::size_t>(m)];
+  const auto less = [](const Row& a, const Row& b) {
+    return std::tie(a.record.layer, a.key) < std::tie(b.record.layer, b.key);
+  };
+  Row fresh{std::move(rec), key};
+  const auto it = std::lower_bound(row.begin(), row.end(), fresh, less);
+  if (it != row.end() && !less(fresh, *it)) return false;
+  row.insert(it, std::move(fresh));
+  return true;
+}
+
+std::vector<std::string> KillMatrix::absorb(const KillMatrix& other) {
+  // Higher wins: error over ran over unavailable over not_requested.
+  const auto rank = [](LayerStatus::State s) {
+    switch (s) {
+      case LayerStatus::State::kError:
+        return 3;
+      case LayerStatus::State::kRan:
+        return 2;
+      case LayerStatus::State::kUnavailable:
+        return 1;
+      case LayerStatus::State::kNotRequested:
+        break;
+    }
+    return 0;
+  };
+  for (std::size_t l = 0; l < kLayerCount; ++l) {
+    LayerStatus& mine = layers_[l];
+    const LayerStatus& theirs = other.layers_[l];
+    if (rank(theirs.state) > rank(mine.state)) {
+      mine.state = theirs.state;
+      mine.reason = theirs.reason;
+    }
+    if (mine.source.empty()) mine.source = theirs.source;
+    mine.checks += theirs.checks;
+    mine.trials = std::max(mine.trials, theirs.trials);
+    mine.seconds += theirs.seconds;
+  }
+  std::vector<std::string> twice;
+  for (std::size_t i = 0; i < kMutantCount; ++i) {
+    const auto m = static_cast<Mutant>(i);
+    for (const Row& r : other.rows_[i]) {
+      if (!insert_record(m, r.record, r.key)) {
+        twice.push_back(fmt::format("{}@{}:{}", name_of(m), name_of(r.record.layer), r.key));
+      }
+    }
+  }
+  return twice;
 }
 
 namespace {

@@ -47,6 +47,15 @@
 // red at random, never green when wrong) but is listed. With T = 1 every caught
 // check is reliable and the gate is the one-run gate.
 //
+// Sharding (`tlab mutants --shard i/n`, layers.h LayerShard): each (layer, check,
+// mutant) record is built in one shard only, so the unsharded matrix is the union
+// of the shards' records. to_json writes every record under "checks" (in canonical
+// order: by mutant, then layer, then key, whatever order the checks ran in), and
+// `tlab merge` reads each shard's back (from_json) and joins them (absorb); the
+// cells, counts and gate are then computed on the whole, never per shard. Layer
+// statuses join as: error over ran over unavailable over not_requested; checks and
+// seconds add up; trials is the largest (every shard runs the same --trials).
+//
 // Costs: O(mutants x checks x trials) bookkeeping; the layers' runs dominate.
 // Ground rules: a plain value built and read on the CLI thread.
 #pragma once
@@ -145,12 +154,26 @@ class KillMatrix {
   // exit code: the gate above: 3 a layer error; 1 an uncaught or only flakily caught
   // mutant, a survivor, a sim check below 100% or a Relacy/sim disagreement; else 0.
   int exit_code() const;
+  // errored: whether a layer is in state error (exit_code's 3).
+  bool errored() const;
 
   nlohmann::ordered_json to_json() const;
+  // KillMatrix::from_json: the matrix to_json wrote, from its "layers" and "checks"
+  // (the rest is derived); nullopt with `pointer` (relative to the matrix) and
+  // `error` set when they are not a matrix's.
+  static std::optional<KillMatrix> from_json(const nlohmann::ordered_json& j, std::string& pointer,
+                                             std::string& error);
+  // KillMatrix::absorb: adds another shard's records and joins the layer statuses
+  // (see Sharding above). Returns the records in both ("mutant@layer:key"), which
+  // keep this matrix's: two shards never build the same record.
+  std::vector<std::string> absorb(const KillMatrix& other);
   std::string table() const;
 
  private:
   void add_trial(Mutant m, const Detection& d, const std::string& key);
+  // insert_record: a whole record at its sorted place; false when (layer, key) is
+  // already in m's row.
+  bool insert_record(Mutant m, CheckRecord rec, const std::string& key);
 
   std::array<LayerStatus, kLayerCount> layers_;
   struct Row {

@@ -82,7 +82,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 void run_model_layer(KillMatrix& matrix, const LayerRequest& req, const ModelRunOptions& options,
-                     bool clean, std::vector<CaseRecord>& cases) {
+                     bool clean, std::vector<CaseRecord>& cases, LayerShard* shard) {
   LayerStatus& status = matrix.layer(Layer::kModel);
   const auto t0 = std::chrono::steady_clock::now();
   InputErrors errors;
@@ -107,7 +107,13 @@ void run_model_layer(KillMatrix& matrix, const LayerRequest& req, const ModelRun
   }
   ModelSelection sel;
   sel.clean = clean;
-  const std::vector<ModelRunSpec> specs = plan_models(*catalogue, sel, errors);
+  std::vector<ModelRunSpec> specs = plan_models(*catalogue, sel, errors);
+  if (shard) {
+    std::erase_if(specs, [&](const ModelRunSpec& spec) {
+      const std::string id = model_case_id(spec, options);
+      return !shard->take(fmt::format("{}|iterations={}", id, options.iterations), "model|" + id);
+    });
+  }
   std::vector<CaseRecord> ran = run_models(specs, options, {});
   matrix.add_cases(ran, [](const CaseRecord&) { return Layer::kModel; });
   status.state = LayerStatus::State::kRan;
@@ -124,8 +130,12 @@ void run_model_layer(KillMatrix& matrix, const LayerRequest& req, const ModelRun
                std::make_move_iterator(ran.end()));
 }
 
-void run_property_layer(KillMatrix& matrix, const LayerRequest& req) {
+void run_property_layer(KillMatrix& matrix, const LayerRequest& req, LayerShard* shard) {
   LayerStatus& status = matrix.layer(Layer::kProperty);
+  if (shard && !shard->take_whole("property")) {
+    status.reason = fmt::format("one binary run, in shard 0 of {}", shard->total());
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bin = find_binary(
       req,
@@ -182,7 +192,7 @@ void run_property_layer(KillMatrix& matrix, const LayerRequest& req) {
 }
 
 void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vector<Scenario>& suite,
-                    double timeout_s, std::size_t trials) {
+                    double timeout_s, std::size_t trials, LayerShard* shard) {
   LayerStatus& status = matrix.layer(Layer::kTsan);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string bin = find_binary(
@@ -200,6 +210,8 @@ void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vect
       f << s.document.dump(2) << "\n";
     }
     for (Mutant m : s.tsan_catches) {
+      const std::string unit = fmt::format("tsan|{}:{}", s.name, name_of(m));
+      if (shard && !shard->take(fmt::format("{}|trials={}", unit, trials), unit)) continue;
       ++checks;
       for (std::size_t trial = 0; trial < trials && !interrupted(); ++trial) {
         const TempFile report(".json");
@@ -276,10 +288,11 @@ void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, co
   };
   if (layer_wanted(plan, Layer::kModel)) {
     if (plan.progress) *plan.progress << "tlab: running the Relacy models...\n";
-    run_model_layer(matrix, request(plan.sources.models_dir), plan.model, clean_models, cases);
+    run_model_layer(matrix, request(plan.sources.models_dir), plan.model, clean_models, cases,
+                    plan.shard);
   }
   if (layer_wanted(plan, Layer::kProperty)) {
-    run_property_layer(matrix, request(plan.sources.property_bin));
+    run_property_layer(matrix, request(plan.sources.property_bin), plan.shard);
   }
   if (layer_wanted(plan, Layer::kTsan)) {
     if (under_tsan()) {
@@ -290,7 +303,7 @@ void run_other_layers(KillMatrix& matrix, const std::vector<Scenario>& suite, co
     } else {
       if (plan.progress) *plan.progress << "tlab: running the TSan build of tlab...\n";
       run_tsan_layer(matrix, request(plan.sources.tsan_tlab), suite, plan.model.timeout_s,
-                     plan.trials);
+                     plan.trials, plan.shard);
     }
   }
   report.planned += cases.size();

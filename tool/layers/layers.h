@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "layers/kill_matrix.h"
+#include "layers/layer_shard.h"
 #include "layers/model_runs.h"
 #include "scenario/scenario.h"
 
@@ -32,22 +33,26 @@ struct LayerRequest {
   std::string explicit_path;  // --models-dir / --property-bin / --tsan-tlab
 };
 
+// Each layer takes a LayerShard* (layer_shard.h): nullptr runs every unit; else
+// only the units that shard takes, and a layer with none of its units in the shard
+// (property, outside shard 0) stays not_requested, saying so in its reason.
+
 // run_model_layer: every (test, mutant it kills) with `options`; the cases are
 // appended to `cases` (they belong in the report). With `clean`, the tests' clean
 // runs too (the `tlab check --models` gate).
 void run_model_layer(KillMatrix& matrix, const LayerRequest& req, const ModelRunOptions& options,
-                     bool clean, std::vector<CaseRecord>& cases);
+                     bool clean, std::vector<CaseRecord>& cases, LayerShard* shard = nullptr);
 
 // run_property_layer: the property binary's tests whose suite name contains
 // "Mutant"; each names its mutant with RecordProperty("mutant", ...).
-void run_property_layer(KillMatrix& matrix, const LayerRequest& req);
+void run_property_layer(KillMatrix& matrix, const LayerRequest& req, LayerShard* shard = nullptr);
 
 // run_tsan_layer: each scenario's tsan_catches through a TSan build of tlab
 // (`run --mutant M --strategy S`, its report read back), `trials` times each with
 // the scenario's seed (kill_matrix.h, Trials); caught when the case fails with a
 // sanitizer report.
 void run_tsan_layer(KillMatrix& matrix, const LayerRequest& req, const std::vector<Scenario>& suite,
-                    double timeout_s, std::size_t trials);
+                    double timeout_s, std::size_t trials, LayerShard* shard = nullptr);
 
 // LayerSources: where the layers' binaries are ("": look for them) and how many
 // model runs go at once; the commands' --models-dir, --jobs, --property-bin and
@@ -67,6 +72,7 @@ struct LayerPlan {
   ModelRunOptions model;   // the model runs; timeout_s also bounds each TSan scenario run
   std::size_t trials = 1;  // --trials: runs of each tsan check (models and properties run once)
   std::ostream* progress = nullptr;  // "tlab: running ..." lines (a terminal), or none
+  LayerShard* shard = nullptr;       // `tlab mutants --shard`: the units to run (layer_shard.h)
 };
 
 // layer_wanted: whether `plan` runs layer `l` (--layers names it, or names nothing).

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/shard_option.h"
 #include "layers/layers.h"
 #include "plan/plan.h"
 #include "plan/trials.h"
@@ -18,7 +19,7 @@ namespace tlab::tool {
 
 void run_sim_layer(KillMatrix& matrix, const std::vector<Scenario>& suite, Runner& runner,
                    std::uint32_t trials, std::uint32_t schedules, bool show_progress,
-                   Report& report) {
+                   Report& report, LayerShard* shard) {
   std::vector<Scenario> simulated;
   for (const Scenario& s : suite) {
     if (!sim_refusal(s)) simulated.push_back(s);
@@ -27,7 +28,14 @@ void run_sim_layer(KillMatrix& matrix, const std::vector<Scenario>& suite, Runne
   ov.sim = SimSpec{};
   std::vector<CaseSpec> specs;
   for (CaseSpec& spec : plan_check(simulated, ov)) {
-    if (spec.expect_fail) specs.push_back(std::move(spec));
+    if (!spec.expect_fail) continue;
+    if (shard && !shard->take(fmt::format("sim|{}|trials={}|schedules={}", scenario_case_key(spec),
+                                          trials, schedules),
+                              fmt::format("sim|{}:{}", spec.scenario->name,
+                                          name_of(*spec.mutant)))) {
+      continue;
+    }
+    specs.push_back(std::move(spec));
   }
   ExecuteOptions options;
   options.command = "mutants";

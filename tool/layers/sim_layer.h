@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "layers/kill_matrix.h"
+#include "layers/layer_shard.h"
 #include "report/report.h"
 #include "runner/runner.h"
 #include "scenario/scenario.h"
@@ -30,6 +31,6 @@ namespace tlab::tool {
 // run_sim_layer: records the sim layer's status and detections in `matrix`.
 void run_sim_layer(KillMatrix& matrix, const std::vector<Scenario>& suite, Runner& runner,
                    std::uint32_t trials, std::uint32_t schedules, bool show_progress,
-                   Report& report);
+                   Report& report, LayerShard* shard = nullptr);
 
 }  // namespace tlab::tool

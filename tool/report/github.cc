@@ -69,15 +69,23 @@ std::string github_escape_property(std::string_view s) {
   return out;
 }
 
-std::string github_annotations(const std::vector<Finding>& found) {
+std::string github_annotations(const std::vector<Finding>& found, std::size_t cap) {
   std::string out;
-  for (const Finding& f : found) {
+  for (std::size_t i = 0; i < found.size() && i < cap; ++i) {
+    const Finding& f = found[i];
     std::string props;
     if (!f.file.empty()) props += "file=" + github_escape_property(f.file) + ",";
     if (f.line > 0) props += fmt::format("line={},", f.line);
     props += "title=" + github_escape_property(fmt::format("tlab {}: {}", f.rule, f.record->id));
     out += fmt::format("::error {}::{}\n", props,
                        github_escape_data(f.message + "\nreplay: " + f.replay));
+  }
+  if (found.size() > cap) {
+    const std::string title = fmt::format("tlab: {} more failing cases", found.size() - cap);
+    out += fmt::format(
+        "::warning title={}::{} of {} failing cases are annotated (GitHub shows at most 10 "
+        "error annotations per step); the rest are in the report and the step summary\n",
+        github_escape_property(title), cap, found.size());
   }
   return out;
 }

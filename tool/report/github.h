@@ -12,6 +12,11 @@
 // '%' '\r' '\n' become %25 %0D %0A; in a property (file, title) also ':' and ','
 // become %3A %2C.
 //
+// Annotations are capped too: GitHub shows at most 10 error annotations per step
+// (and 50 per job), so a run with thousands of failing cases would print thousands
+// of lines nobody sees; tlab prints the first kAnnotationCap and then one ::warning
+// saying how many were left out and that the report has them all.
+//
 // The summary is capped: GitHub refuses a step summary over 1 MiB, so what tlab
 // appends plus what the file already holds stays under kStepSummaryCap; the last
 // rows that do not fit give way to one line saying how many were left out.
@@ -34,12 +39,19 @@ namespace tlab::tool {
 // our write.
 inline constexpr std::size_t kStepSummaryCap = (std::size_t{1} << 20) - (std::size_t{16} << 10);
 
+// kAnnotationCap: 50, GitHub's per-job limit of error annotations; more than the 10
+// a step shows, so a job of several tlab steps still gets its full share.
+inline constexpr std::size_t kAnnotationCap = 50;
+
 // github_escape_data / github_escape_property: the workflow-command escapes above.
 std::string github_escape_data(std::string_view s);
 std::string github_escape_property(std::string_view s);
 
-// github_annotations: one "::error file=F,line=L,title=T::message" line per finding.
-std::string github_annotations(const std::vector<Finding>& found);
+// github_annotations: one "::error file=F,line=L,title=T::message" line per finding,
+// for the first `cap` findings; when there are more, one "::warning" line after them
+// says how many were left out.
+std::string github_annotations(const std::vector<Finding>& found,
+                               std::size_t cap = kAnnotationCap);
 
 // step_summary: the Markdown summary (verdict counts, one table row per finding),
 // at most `cap` bytes: rows that do not fit are replaced by a truncation line.

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "layers/kill_matrix.h"
+
 namespace tlab::tool {
 
 namespace {
@@ -60,6 +62,37 @@ bool check_alone(const ReportFile& f, InputErrors& errors) {
   return errors.size() == before;
 }
 
+// merge_kill_matrices: the shards' kill matrices joined into `merged` (merge.h).
+bool merge_kill_matrices(const std::vector<ReportFile>& files, Report& merged,
+                         InputErrors& errors) {
+  const std::size_t before = errors.size();
+  std::optional<KillMatrix> whole;
+  for (const ReportFile& f : files) {
+    if (!f.report.kill_matrix) {
+      errors.push_back({f.path, "/kill_matrix", "a mutants shard report without its kill matrix"});
+      continue;
+    }
+    std::string pointer, error;
+    auto part = KillMatrix::from_json(*f.report.kill_matrix, pointer, error);
+    if (!part) {
+      errors.push_back({f.path, "/kill_matrix" + pointer,
+                        fmt::format("not a kill matrix tlab wrote: {}", error)});
+      continue;
+    }
+    if (!whole) {
+      whole = std::move(part);
+      continue;
+    }
+    for (const std::string& twice : whole->absorb(*part)) {
+      errors.push_back({f.path, "/kill_matrix/checks",
+                        fmt::format("{} is also in another shard: the shards overlap", twice)});
+    }
+  }
+  if (errors.size() != before) return false;
+  merged.kill_matrix = whole->to_json();
+  return true;
+}
+
 }  // namespace
 
 std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& errors) {
@@ -90,8 +123,12 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
            fmt::format("shard {} of {} is also in {}", s.index, s.total, it->second->path)});
       continue;  // its cases are the other file's: one error says it
     }
+    // A mutants shard's cases carry their work unit's index: shared by the unit's
+    // cases within the file, never across files.
+    const bool units = r.command == "mutants";
     for (std::size_t i = 0; i < r.cases.size(); ++i) {
-      if (const auto [it, fresh] = plan_slots.emplace(*r.cases[i].plan_index, f.path); !fresh) {
+      const auto [it, fresh] = plan_slots.emplace(*r.cases[i].plan_index, f.path);
+      if (!fresh && !(units && it->second == f.path)) {
         errors.push_back({f.path, fmt::format("/cases/{}/plan_index", i),
                           fmt::format("plan case {} is also in {}", it->first, it->second)});
       }
@@ -123,6 +160,9 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
       [](const CaseRecord& a, const CaseRecord& b) { return *a.plan_index < *b.plan_index; });
   for (CaseRecord& c : merged.cases) c.plan_index.reset();
   merged.merged = MergedRecord{s0.total, s0.plan_cases, s0.plan_digest, s0.scenario_digest};
+  if (merged.command == "mutants" && !merge_kill_matrices(files, merged, errors)) {
+    return std::nullopt;
+  }
   return merged;
 }
 

@@ -19,7 +19,10 @@
 //   |   scenarios it embeds                  |                                  |
 //   | no shard index twice                   | /shard/index                     |
 //   | each case's plan_index is in the plan, | /cases/K/plan_index              |
-//   |   and no two cases share one           |                                  |
+//   |   and no two cases share one (mutants: |                                  |
+//   |   no two files; a unit's cases share)  |                                  |
+//   | mutants: a kill matrix with its checks,| /kill_matrix, /kill_matrix/...   |
+//   |   none of them in two files            |   /checks/K                      |
 // Missing shards are refused too, after the rules above ("missing shards 2, 5 of
 // 7"): a merged report must stand for the whole plan, or a CI gate that lost a
 // shard would pass on what is left. Nothing is written then.
@@ -31,6 +34,11 @@
 // exactly, case_result.h), so verdicts, counters, histograms, the summary and the
 // exit code equal the unsharded run's whenever the cases themselves are
 // deterministic (virtual-clock scenarios).
+// `tlab mutants` shards (layers/layer_shard.h): their plan_index is the case's work
+// unit, so cases come out grouped by unit (a unit's trials together, where the
+// unsharded report has trial after trial); the kill matrix is the shards' records
+// joined (KillMatrix::absorb), its cells, counts and gate computed on the whole:
+// equal to the unsharded matrix but for the layers' seconds.
 //
 // Cost: O(cases log cases). Ground rules: CLI thread only.
 #pragma once

@@ -207,7 +207,9 @@ struct Report {
   // Report::outcome: what case `c` (one of `cases`) means for the gate.
   Outcome outcome(const CaseRecord& c) const;
   // Report::exit_code: 130 interrupted; 3 an error, or a timeout outside a scenario
-  // mutant case; 1 a failed case or a surviving mutant; else 0.
+  // mutant case; 1 a failed case or a surviving mutant; else 0. A `mutants` report
+  // exits by its kill matrix's gate (kill_matrix.h), except that a shard's exits 0
+  // unless a layer erred (layers/layer_shard.h): the gate is merge's.
   int exit_code() const;
   // Report::to_json: the document; `complete` false marks a report written while
   // the run is still going (a killed run leaves that on disk, never "complete").
