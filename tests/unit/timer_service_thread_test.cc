@@ -157,6 +157,66 @@ std::size_t cancel_violations() {
   return violations;
 }
 
+// Threads schedule, re-time (reschedule) and cancel tasks on a capped service while
+// the timer thread runs them: every task runs at most once, a task whose cancel
+// returned true never runs, every other admitted task runs exactly once, and
+// pending never passes the cap. Returns the number of violations. With `far`, every
+// delay is 10 s: the cap is reached for sure and only the cap is checked.
+template <class S>
+std::size_t reschedule_and_cap_violations(bool far = false) {
+  constexpr int kThreads = 3;
+  constexpr int kPerThread = 200;
+  constexpr std::size_t kCap = 64;
+  constexpr int kTotal = kThreads * kPerThread;
+  std::unique_ptr<std::atomic<int>[]> runs(new std::atomic<int>[kTotal]);
+  std::unique_ptr<int[]> fate(new int[kTotal]());  // 0 admitted, 1 cancelled, 2 rejected
+  for (int i = 0; i < kTotal; ++i) runs[i].store(0);
+  std::atomic<std::size_t> over_cap{0};
+  S svc(TimerServiceOptions{.max_pending = kCap});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t) + 7);
+      for (int i = 0; i < kPerThread; ++i) {
+        const int idx = t * kPerThread + i;
+        auto task = S::Task::make([&runs, idx] { runs[idx].fetch_add(1); });
+        const auto delay = [&] {
+          return far ? Duration::seconds(10)
+                     : Duration::microseconds(static_cast<std::int64_t>(rng() % 500));
+        };
+        try {
+          svc.schedule(task, delay());
+        } catch (const RejectedError&) {
+          fate[idx] = 2;
+          continue;
+        }
+        for (unsigned k = rng() % 3; k > 0; --k) {
+          svc.reschedule(task, delay());
+        }
+        if (i % 3 == 0 && svc.cancel(task)) fate[idx] = 1;
+        if (svc.stats().pending > kCap) over_cap.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  if (far) return over_cap.load();
+  int expected = 0;
+  for (int i = 0; i < kTotal; ++i) expected += fate[i] == 0 ? 1 : 0;
+  for (int spins = 0; spins < 5000; ++spins) {  // bounded: the last is due in < 1.5 ms
+    int done = 0;
+    for (int i = 0; i < kTotal; ++i) done += runs[i].load();
+    if (done >= expected) break;
+    std::this_thread::sleep_for(1ms);
+  }
+  svc.shutdown();
+  svc.check_invariants();
+  std::size_t violations = over_cap.load();
+  for (int i = 0; i < kTotal; ++i) {
+    if (runs[i].load() != (fate[i] == 0 ? 1 : 0)) ++violations;
+  }
+  return violations;
+}
+
 // ---- On the shipped code, every strategy --------------------------------------
 
 template <class Q>
@@ -185,6 +245,19 @@ TYPED_TEST(TimerServiceThreadTest, ThrowingTaskDoesNotKillTheThread) {
 // Concurrent schedule and cancel: each task runs exactly once unless a cancel won.
 TYPED_TEST(TimerServiceThreadTest, ConcurrentScheduleAndCancelAreExclusive) {
   EXPECT_EQ((cancel_violations<TimerService<TypeParam, StdPlatform>>()), 0u);
+}
+
+// reschedule and max_pending under threads: runs once or never, the cap holds.
+TYPED_TEST(TimerServiceThreadTest, RescheduleAndCapUnderThreads) {
+  EXPECT_EQ((reschedule_and_cap_violations<TimerService<TypeParam, StdPlatform>>()), 0u);
+}
+
+// The cap part of the check, with every task 10 s out so the cap is surely reached:
+// it holds on the shipped code and fails on the cap mutant (pending passes the cap).
+TEST(TimerServiceThread, CapOffByOneFailsTheThreadedCheck) {
+  using S = TimerServiceOn<BinaryHeapQueue, MutantPlatform<StdPlatform, Mutant::kTimerCapOffByOne>>;
+  EXPECT_EQ((reschedule_and_cap_violations<TimerServiceOn<BinaryHeapQueue, StdPlatform>>(true)), 0u);
+  EXPECT_GT(reschedule_and_cap_violations<S>(true), 0u);
 }
 
 // ---- Fault plans on the shipped code: the windows exist but are harmless ----

@@ -18,6 +18,10 @@
 //   purge()            O(queued entries) + O(queue cancel) per tombstone
 //   per run            lock, expire(now), pop, unlock, callback, lock
 //   shutdown*()        O(n log n) over pending entries, then a join
+//   reschedule()       O(queue cancel + queue insert) + one lock; notifies as schedule*()
+//   schedule_periodic  as schedule*(); the missed-tick policy is O(1) per run
+//                      (missed_tick.h: Burst, Delay, Skip)
+//   max_pending        one comparison per schedule*(); RejectedError past the cap
 //
 // Supplying the queue: TimerService<Q, P> takes a CONCRETE queue type whose payload
 // is TimerTaskPtr<P>, e.g. TimerService<BinaryHeapQueue<TimerTaskPtr<P>, P>, P>, so
@@ -121,17 +125,24 @@
 //                              period lands in the past and the task runs back to back
 //   kTimerFixedRateWraps       fixed-rate next = deadline + period wraps: endless catch-up
 //   kTimerLatenessWraps        now - deadline wraps: an ancient deadline counts as early
+//   kTimerCapOffByOne          max_pending admits one task more than the cap
+//   kTimerSkipAsBurst          a kSkip task's next run is deadline + period: a late one
+//                              runs every missed tick back to back
+//   kTimerRescheduleNoMove     reschedule() records the new deadline but the queue
+//                              entry stays at the old one
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <pthread.h>
 #include <exception>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -141,6 +152,7 @@
 #include "tlab/base/check.h"
 #include "tlab/base/scoped_unlock.h"
 #include "tlab/clock.h"
+#include "tlab/missed_tick.h"
 #include "tlab/platform/platform.h"
 #include "tlab/queue/timer_queue.h"
 #include "tlab/timer_task.h"
@@ -153,6 +165,22 @@ struct TimerServiceOptions {
   bool start_thread = true;
   // Handed to the queue; `start` is replaced by the clock's now().
   QueueConfig queue{};
+  // Cap on pending tasks (stats().pending: queued entries, tombstones included until
+  // purged, as Netty counts them, plus taken-but-unrun runs); 0: no cap. A schedule*()
+  // that would exceed it throws RejectedError and leaves the task kVirgin. A periodic
+  // task is one pending task: its next run is never rejected.
+  std::size_t max_pending = 0;
+  // The timer thread's name (pthread_setname_np; Linux keeps 15 bytes, so a longer
+  // name is cut there); empty: the name the process gave it. Copied at construction.
+  // Only a service on a Platform whose threads are std::threads names its thread.
+  std::string_view thread_name{};
+};
+
+// Thrown by schedule*() when TimerServiceOptions::max_pending would be exceeded
+// (Netty's RejectedExecutionException). The task is untouched and may be scheduled
+// later.
+struct RejectedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // A snapshot (TimerService::stats()).
@@ -165,6 +193,8 @@ struct TimerServiceStats {
   std::uint64_t purged = 0;             // tombstones removed early (purge(), cancel(),
                                         // shutdown)
   std::uint64_t retired = 0;            // tasks shutdown*() returned unrun
+  std::uint64_t rejected = 0;           // schedule*() calls refused by max_pending
+  std::uint64_t rescheduled = 0;        // reschedule() calls that returned true
   Duration late_max;                    // worst (run taken - deadline)
   std::size_t pending = 0;              // queued entries + taken-but-unrun entries
   std::size_t tombstones = 0;           // queued entries whose task is cancelled
@@ -189,7 +219,11 @@ class TimerService {
   // Requires: `clock` outlives the service.
   // Ensures: the queue starts at clock.now(); the thread runs iff opts.start_thread.
   explicit TimerService(const Clock& clock, TimerServiceOptions opts = {})
-      : clock_(clock), queue_(queue_config(clock, opts.queue)), last_now_(clock.now()) {
+      : clock_(clock),
+        max_pending_(opts.max_pending),
+        thread_name_(opts.thread_name),
+        queue_(queue_config(clock, opts.queue)),
+        last_now_(clock.now()) {
     if (opts.start_thread) start();
   }
   // A stateless real clock (SteadyClock) needs no instance from the caller.
@@ -243,6 +277,49 @@ class TimerService {
   void schedule_at_fixed_rate(const TaskPtr& task, Duration delay, Duration period) {
     schedule_after(task, delay, TaskKind::kFixedRate, period,
                    "TimerService::schedule_at_fixed_rate");
+  }
+
+  // tlab::TimerService::schedule_periodic: first run `delay` from now, then every
+  // `period` on the grid first + k * period; `missed` says what a late run does
+  // (missed_tick.h): kBurst is schedule_at_fixed_rate(), kDelay is
+  // schedule_fixed_delay(), kSkip drops the missed runs and keeps the grid.
+  // Throws as schedule_fixed_delay().
+  void schedule_periodic(const TaskPtr& task, Duration delay, Duration period, MissedTick missed) {
+    const TaskKind kind = missed == MissedTick::kBurst   ? TaskKind::kFixedRate
+                          : missed == MissedTick::kDelay ? TaskKind::kFixedDelay
+                                                         : TaskKind::kFixedRateSkip;
+    schedule_after(task, delay, kind, period, "TimerService::schedule_periodic");
+  }
+
+  // tlab::TimerService::reschedule: re-times a scheduled task (libuv's
+  // uv_timer_again, tokio's Interval::reset_after): its queued next run moves to
+  // now + delay; a periodic task keeps its period and policy, and its grid restarts
+  // there. The entry is moved under the lock, so a task never has two.
+  // Ensures: true iff the task is this service's, kScheduled and queued. false: never
+  // scheduled here, cancelled, executed, or a one-shot whose run is already taken
+  // (it runs, or is running, at the old time). A periodic task that is running has
+  // its next run queued, so it is moved.
+  // Throws: std::invalid_argument (null task, negative delay). Thread safety: any
+  // thread, including from a task.
+  bool reschedule(const TaskPtr& task, Duration delay) {
+    require_task(task, "TimerService::reschedule");
+    const Duration d = checked_delay(delay, "TimerService::reschedule");
+    typename P::Lock lock(mu_);
+    Task& t = *task;
+    if (t.owner_.load() != id() || t.state() != TaskState::kScheduled ||
+        t.queued_index_ == Task::kNotQueued) {
+      return false;
+    }
+    const Instant deadline = deadline_after<P>(clock_.now(), d);
+    ++stats_.rescheduled;
+    if (P::mutated(Mutant::kTimerRescheduleNoMove)) {
+      t.deadline_ = deadline;  // BUG (mutant): the entry stays at the old deadline
+      return true;
+    }
+    remove_queued_locked(t);
+    enqueue_locked(task, deadline);
+    notify_if_earlier_locked(lock);
+    return true;
   }
 
   // tlab::TimerService::cancel
@@ -505,11 +582,31 @@ class TimerService {
                      const char* what) {
     typename P::Lock lock(mu_);
     if (!accepting_) throw std::logic_error(std::string(what) + ": the TimerService is shut down");
+    admit_locked(what);
     claim_locked(*task, what);
     task->kind_ = kind;
     task->period_ = period;
     enqueue_locked(task, deadline);
     ++stats_.scheduled;
+    notify_if_earlier_locked(lock);
+  }
+
+  // Throws RejectedError when one more pending task would exceed max_pending.
+  void admit_locked(const char* what) TLAB_REQUIRES(mu_) {
+    if (max_pending_ == 0) return;
+    const std::size_t pending = queued_.size() + due_.size();
+    const std::size_t limit = P::mutated(Mutant::kTimerCapOffByOne)  // BUG (mutant): > for >=
+                                  ? max_pending_ + 1
+                                  : max_pending_;
+    if (pending < limit) return;
+    ++stats_.rejected;
+    throw RejectedError(std::string(what) + ": " + std::to_string(pending) +
+                        " tasks pending, max_pending is " + std::to_string(max_pending_));
+  }
+
+  // Wakes the timer thread if the queue's head is now earlier than the end of its
+  // current wait (see "No lost notify"). mu_ held; may release it (mutant only).
+  void notify_if_earlier_locked(typename P::Lock& lock) TLAB_REQUIRES(mu_) {
     const std::optional<Instant> new_head = queue_.next_deadline();
     // The thread is not waiting (it re-reads the queue before it does), or its
     // current wait ends no later than the new head: that wait is still right.
@@ -591,6 +688,10 @@ class TimerService {
   // The next run's deadline, saturating: a period that carries it past Instant::max()
   // parks the task at Instant::max() (never earlier than this run), never in the past.
   Instant next_deadline_of(const Task& t, Instant deadline, Instant now) const {
+    if (t.kind_ == TaskKind::kFixedRateSkip) {
+      if (P::mutated(Mutant::kTimerSkipAsBurst)) return deadline + t.period_;  // BUG (mutant)
+      return skip_deadline(deadline, t.period_, now);
+    }
     if (t.kind_ == TaskKind::kFixedRate && !P::mutated(Mutant::kTimerFixedRateAsDelay)) {
       if (P::mutated(Mutant::kTimerFixedRateWraps)) {  // BUG (mutant): wrapping catch-up
         return Instant::from_ns(detail::wrap_add(deadline.ns(), t.period_.ns()));
@@ -708,6 +809,11 @@ class TimerService {
   }
 
   void thread_main() {
+    if constexpr (std::is_same_v<ThreadOf<P>, std::thread>) {
+      if (!thread_name_.empty()) {
+        pthread_setname_np(pthread_self(), thread_name_.substr(0, 15).c_str());
+      }
+    }
     try {
       loop();
     } catch (...) {
@@ -773,6 +879,8 @@ class TimerService {
   }
 
   const Clock& clock_;
+  const std::size_t max_pending_;  // TimerServiceOptions::max_pending; 0: no cap
+  const std::string thread_name_;  // TimerServiceOptions::thread_name
   mutable typename P::Mutex mu_;
   typename P::CondVar cv_;        // the timer thread waits here
   typename P::CondVar sleep_cv_;  // kTimerSleepNotWait only: nobody ever notifies it

@@ -80,6 +80,7 @@ enum class TaskKind : std::uint8_t {
   kOnce,        // runs once at its deadline
   kFixedDelay,  // next deadline = the instant the run was taken + period (no catch-up)
   kFixedRate,   // next deadline = previous deadline + period (catches up when late)
+  kFixedRateSkip,  // next deadline = the first grid point after the run (missed_tick.h)
 };
 
 template <class Q, class P>

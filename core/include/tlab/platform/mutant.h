@@ -71,6 +71,10 @@ enum class Mutant : std::uint8_t {
   kShardedCancelWrongShard,    // cancel(id) goes to the caller's shard, not the timer's
   kShardedNoCrossShardWake,    // a schedule on another shard than 0 never wakes the thread
   kShardedWaitOwnShardOnly,    // the thread sleeps until shard 0's head, not the earliest
+  // --- timer_service.h (issue 15: cap, missed-tick policy, re-timing) ---
+  kTimerCapOffByOne,           // max_pending admits one task more than the cap
+  kTimerSkipAsBurst,           // a Skip task's next run is deadline + period: a late one bursts
+  kTimerRescheduleNoMove,      // reschedule() records the new time, the entry stays put
   kCount
 };
 
@@ -159,6 +163,15 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
     {Mutant::kShardedWaitOwnShardOnly, "sharded_wait_own_shard_only", "sharded_timer_service.h",
      "the timer thread sleeps until its own shard's head: a woken thread goes back to sleep past "
      "another shard's earlier timer: late, or lost while shard 0 is empty"},
+    {Mutant::kTimerCapOffByOne, "timer_cap_off_by_one", "timer_service.h",
+     "max_pending admits one more pending task than the cap (> for >=): the bound users size "
+     "memory by is exceeded"},
+    {Mutant::kTimerSkipAsBurst, "timer_skip_as_burst", "timer_service.h",
+     "a MissedTick::kSkip task catches up like kBurst: after a stall it runs every missed tick "
+     "back to back"},
+    {Mutant::kTimerRescheduleNoMove, "timer_reschedule_no_move", "timer_service.h",
+     "reschedule() returns true but leaves the queue entry at the old deadline: the task runs "
+     "early (or late) by the old time"},
 }};
 
 constexpr bool mutant_table_in_order() {
