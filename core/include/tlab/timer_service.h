@@ -605,7 +605,8 @@ class TimerService {
   }
 
   // Wakes the timer thread if the queue's head is now earlier than the end of its
-  // current wait (see "No lost notify"). mu_ held; may release it (mutant only).
+  // current wait (see "No lost notify"). mu_ held on entry and on return (released
+  // around the notify by the kTimerNotifyWithoutLock mutant only).
   void notify_if_earlier_locked(typename P::Lock& lock) TLAB_REQUIRES(mu_) {
     const std::optional<Instant> new_head = queue_.next_deadline();
     // The thread is not waiting (it re-reads the queue before it does), or its
@@ -614,7 +615,9 @@ class TimerService {
     if (P::mutated(Mutant::kTimerNoNotifyOnEarlier)) return;  // BUG (mutant): no wake
     wait_deadline_ = Instant::min();  // a wake is on its way: later schedules need none
     if (P::mutated(Mutant::kTimerNotifyWithoutLock)) {
-      lock.unlock();  // BUG (mutant): notify outside the critical section (see wait_locked)
+      // BUG (mutant): notify outside the critical section (see wait_locked); mu_ is
+      // taken back only so that the caller's scope ends as it began.
+      ScopedUnlock unlocked(lock, mu_);
       P::fault(FaultPoint::kTimerBeforeNotify);
       P::notify_one(cv_);
       return;
