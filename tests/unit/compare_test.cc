@@ -100,6 +100,29 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
   std::filesystem::remove_all(dir);
 }
 
+// `--subject executor` measures seed 003's Executor through its own adapter
+// (executor_subject.cc): a row for every workload, each with work measured.
+TEST(CompareCliTest, ExecutorSubjectRunsEveryWorkload) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tlab_compare_exec_test." + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string report = (dir / "r.json").string();
+  const CliRun r = cli({"--subject", "executor", "--strategies", "binary_heap", "--pending",
+                        "1000", "--cell-ms", "2", "--samples", "20", "--report", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  InputErrors errors;
+  auto doc = parse_json_text(slurp(report), report, errors);
+  ASSERT_TRUE(doc) << (errors.empty() ? "" : errors.front().str());
+  std::size_t rows = 0;
+  for (const Json& row : doc->at("compare").at("results")) {
+    if (row.at("impl") != "executor") continue;
+    ++rows;
+    EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
+  }
+  EXPECT_EQ(rows, 6u);
+  std::filesystem::remove_all(dir);
+}
+
 // 1000 new[] of 100 bytes count 1000 allocations of malloc's usable size (at least
 // 100, at most one 16-byte granule more), and freeing them gives the bytes back.
 TEST(AllocCounterTest, CountsKnownOperatorNewPattern) {

@@ -25,6 +25,11 @@ std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
       if (auto s = row->compare(row->name)) v.push_back(std::move(s));
     }
   }
+  for (const std::string& name : o.engines) {
+    if (const SubjectInfo* row = find_subject(name); row != nullptr && row->compare != nullptr) {
+      v.push_back(row->compare(row->name));
+    }
+  }
   if (o.peers) {
     for (const SubjectInfo& row : subjects()) {
       if (row.origin == SubjectOrigin::kPeer && row.compare != nullptr) {

@@ -42,6 +42,9 @@ struct CompareOptions {
   std::vector<std::string> strategies;  // catalogue names
   bool peers = false;
   std::vector<SubjectFacts> subjects;  // --subject, measured through the subject ABI
+  // --subject naming an engine that has a compare adapter but no subject ABI
+  // (executor): measured by that adapter, on its own terms.
+  std::vector<std::string> engines;
   std::vector<std::size_t> pending;
   CellSettings cell;
   bool slack_1ns = false;

@@ -14,6 +14,9 @@
 //                             java.util.Timer design of seed 001 (heap_timer.h)
 //   make_sharded_service_subject()  ShardedTimerService (sharded_service.cc):
 //                             N locked shards, one timer thread
+//   make_executor_subject()   seed 003's Executor on its own terms: the local
+//                             path on a worker, cross-worker cancel
+//                             (executor_subject.cc; `--subject executor`)
 //   make_abi_subject(d, name) any facility descriptor of the subject ABI
 //                             (tlab/subject.h): a built-in one (subjects/builtin/)
 //                             or a user's plugin, under `name` (abi_subject.cc)
@@ -41,6 +44,7 @@ std::unique_ptr<Subject> make_libevent_subject(std::string_view);
 std::unique_ptr<Subject> make_asio_subject(std::string_view);
 std::unique_ptr<Subject> make_heap_subject(std::string_view);
 std::unique_ptr<Subject> make_sharded_service_subject(std::string_view);
+std::unique_ptr<Subject> make_executor_subject(std::string_view);
 // count_peer_allocations: hands alloc_counter.h's counting allocators to libuv and
 // libevent (peer_allocators.cc), so their memory shows in bytes per timer; every
 // factory above that can drive them calls it.

@@ -56,7 +56,7 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      "seed 003's Executor<P>: per-worker wheels, metronome, merge queue; the strategy is "
      "recorded, not used",
      &runner::run_executor_engine,
-     nullptr,
+     &compare::make_executor_subject,
      {{{"fire_lateness", {}}}}},
     {"timed_mutex",
      SubjectOrigin::kEngine,

@@ -1,0 +1,235 @@
+// tlab/tool/compare/executor_subject.cc: seed 003's Executor (core/include/tlab/
+// executor.h) as a compare subject, driven on its own terms: code that runs ON a
+// worker schedules into that worker's wheel (the lock-free local path), and cancel
+// from any thread is one CAS on the timer's handle.
+//
+//   | workload           | how (one op)                                               |
+//   |--------------------|------------------------------------------------------------|
+//   | insert_cancel,     | a manual executor (no threads) with one worker; the        |
+//   | insert_expire,     | compare thread stands in as that worker (CurrentWorker), so|
+//   | churn              | arm = schedule() on the local path, disarm = cancel(),     |
+//   |                    | poll = tick_once() + run_worker_once(0) (which also scrubs |
+//   |                    | cancelled entries; housekeeping polls too)                 |
+//   | mt_schedule_cancel | s.threads workers (>= 2) with their threads and metronome; |
+//   |                    | each worker runs one long task: per op it schedules one of |
+//   |                    | its own 64 timers (local path) and cancels it, except every|
+//   |                    | 8th op, which cancels the same slot's timer of the next    |
+//   |                    | worker instead (a cross-worker cancel: one CAS on a handle |
+//   |                    | another worker armed; its own stays armed and the next     |
+//   |                    | schedule of it is a re-arm). `pending` timers are spread   |
+//   |                    | over the workers, each armed by its own worker             |
+//   | lateness           | the threaded executor; timers scheduled from the compare   |
+//   |                    | thread (the submission path), 1 ms resolution              |
+//   | cancel_to_resume   | a thread parked on a condition variable until its timer    |
+//   |                    | fires or is cancelled; the canceller calls cancel() and    |
+//   |                    | notifies (the Executor has no blocking wait of its own, so |
+//   |                    | this is the pattern its users write)                       |
+//
+// Ground rules: compare thread only; the workers' results are handed back through
+// std::promise (which orders them before the compare thread reads them).
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "compare/subjects.h"
+#include "tlab/executor.h"
+#include "tlab/platform/std_platform.h"
+
+namespace tlab::tool::compare {
+namespace {
+
+using P = StdPlatform;
+using Ex = Executor<P>;
+using Timer = Ex::Timer;
+
+constexpr Duration kResolution = Duration::milliseconds(1);  // Config's default tick
+
+const SteadyClock& steady() {
+  static const SteadyClock clock;
+  return clock;
+}
+
+// run_cost's adapter (subject.h) over a manual one-worker executor whose worker
+// the compare thread is.
+class LocalAdapter {
+ public:
+  explicit LocalAdapter(std::size_t slots)
+      : ex_(Ex::Config{.workers = 1, .worker_threads = false, .metronome_thread = false},
+            steady()),
+        mark_(&ex_, 0) {
+    timers_.reserve(slots);
+    for (std::size_t i = 0; i < slots; ++i) timers_.push_back(Ex::make_timer([this] { ++fired_; }));
+  }
+  void arm(std::size_t slot, std::int64_t delay_ns) {
+    // "Already due" (delay 0) is one tick in the past, as strategies.cc's adapter
+    // does: a deadline is rounded UP to a tick, so `now` would wait for the next one.
+    if (delay_ns == 0) {
+      ex_.schedule_at(timers_[slot], steady().now() - kResolution);
+      return;
+    }
+    ex_.schedule(timers_[slot], Duration::nanoseconds(delay_ns));
+  }
+  void disarm(std::size_t slot) { ex_.cancel(timers_[slot]); }
+  std::size_t poll() {
+    ex_.tick_once();
+    return ex_.run_worker_once(0);
+  }
+  std::uint64_t fired() const { return fired_; }
+  void housekeeping() { ex_.run_worker_once(0); }
+
+ private:
+  std::uint64_t fired_ = 0;  // the compare thread only (it is the worker)
+  Ex ex_;
+  CurrentWorker<Ex> mark_;  // the compare thread runs worker 0: schedule() goes local
+  std::vector<Timer> timers_;
+};
+
+// One worker's share of mt_schedule_cancel.
+struct WorkerShare {
+  std::uint64_t ops = 0;
+  std::int64_t cpu_ns = 0;
+};
+
+CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
+  const std::size_t n = s.threads < 2 ? 2 : s.threads;
+  constexpr std::size_t kOwn = 64;
+  Ex ex(Ex::Config{.workers = n}, steady());
+  std::vector<std::vector<Timer>> own(n);
+  for (auto& v : own) {
+    for (std::size_t i = 0; i < kOwn; ++i) v.push_back(Ex::make_timer([] {}));
+  }
+  std::vector<Timer> background;
+  background.reserve(pending);
+  for (std::size_t i = 0; i < pending; ++i) background.push_back(Ex::make_timer([] {}));
+  // Each worker arms its share of the background on its local path.
+  std::vector<std::promise<void>> armed(n);
+  for (std::size_t w = 0; w < n; ++w) {
+    ex.post(w, [&, w] {
+      for (std::size_t i = w; i < pending; i += n) {
+        ex.schedule(background[i], Duration::nanoseconds(background_delay(i, pending)));
+      }
+      armed[w].set_value();
+    });
+  }
+  for (auto& a : armed) a.get_future().wait();
+  const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
+  const std::int64_t budget = s.cell_ns / static_cast<std::int64_t>(n);
+  std::atomic<std::size_t> ready{0};
+  std::vector<std::promise<WorkerShare>> shares(n);
+  const std::int64_t w0 = mono_ns();
+  for (std::size_t w = 0; w < n; ++w) {
+    ex.post(w, [&, w] {
+      ready.fetch_add(1);  // seq_cst: start barrier
+      while (ready.load() < n) std::this_thread::yield();
+      std::vector<Timer>& mine = own[w];
+      std::vector<Timer>& next = own[(w + 1) % n];
+      const std::int64_t c0 = thread_cpu_ns();
+      std::int64_t c1 = c0;
+      std::uint64_t k = 0;
+      do {
+        for (int i = 0; i < 64; ++i, ++k) {
+          const std::size_t slot = k % kOwn;
+          ex.schedule(mine[slot], Duration::nanoseconds(delays[k & 4095]));
+          ex.cancel(k % 8 == 7 ? next[slot] : mine[slot]);
+        }
+        c1 = thread_cpu_ns();
+      } while (c1 - c0 < budget);
+      shares[w].set_value(WorkerShare{k, c1 - c0});
+    });
+  }
+  CostResult r;
+  std::int64_t cpu = 0;
+  for (auto& sh : shares) {
+    const WorkerShare x = sh.get_future().get();
+    r.ops += x.ops;
+    cpu += x.cpu_ns;
+  }
+  const std::int64_t w1 = mono_ns();
+  r.ns_per_op = static_cast<double>(cpu) / static_cast<double>(r.ops);
+  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
+  ex.shutdown();
+  ex.check_invariants();
+  return r;
+}
+
+class ExecutorSubject final : public Subject {
+ public:
+  std::string name() const override { return "executor"; }
+  bool is_peer() const override { return false; }
+  std::string note() const override {
+    return "seed 003's Executor: single-thread costs on one worker's local path (the compare "
+           "thread is the worker); mt_schedule_cancel with one long task per worker, scheduling "
+           "locally and cancelling across workers every 8th op";
+  }
+
+  CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
+    if (w == Workload::kMtScheduleCancel) return mt_schedule_cancel(pending, s);
+    return run_cost<LocalAdapter>(w, pending, s);
+  }
+
+  Histogram lateness(const CellSettings& s) override {
+    Ex ex(Ex::Config{}, steady());
+    std::vector<std::int64_t> late(s.samples, 0);  // slot i written once, by a worker
+    std::atomic<std::size_t> done{0};
+    std::vector<Timer> timers;
+    const Instant first = steady().now() + Duration::nanoseconds(kLatenessLeadNs);
+    for (std::size_t i = 0; i < s.samples; ++i) {
+      const Instant d =
+          first + Duration::nanoseconds(kLatenessStepNs * static_cast<std::int64_t>(i));
+      timers.push_back(Ex::make_timer([&late, &done, d, i] {
+        late[i] = mono_ns() - d.ns();
+        done.fetch_add(1);  // seq_cst: publishes late[i] to the reader below
+      }));
+      ex.schedule_at(timers.back(), d);
+    }
+    while (done.load() < s.samples) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Histogram h;
+    for (const std::int64_t v : late) h.record(v);
+    return h;
+  }
+
+  Histogram cancel_to_resume(const CellSettings& s) override {
+    Ex ex(Ex::Config{}, steady());
+    std::mutex mu;
+    std::condition_variable cv;
+    bool woken = false;  // guarded by mu
+    Timer timer = Ex::make_timer([&] {
+      std::lock_guard lock(mu);
+      woken = true;
+      cv.notify_one();
+    });
+    PingPong pp;
+    Histogram h;  // blocked thread only until joined
+    std::thread blocked([&] {
+      for (std::size_t i = 0; i < s.samples; ++i) {
+        std::unique_lock lock(mu);
+        woken = false;
+        ex.schedule(timer, Duration::seconds(10));
+        pp.published.store(i + 1);  // seq_cst: the timer is armed
+        cv.wait(lock, [&] { return woken; });
+        h.record(mono_ns() - pp.t0.load());
+        pp.resumed.store(i + 1);
+      }
+    });
+    for (std::size_t i = 0; i < s.samples; ++i) {
+      pp.await_published(i);
+      pp.t0.store(mono_ns());
+      if (ex.cancel(timer)) {
+        std::lock_guard lock(mu);
+        woken = true;
+        cv.notify_one();
+      }
+      pp.await_resumed(i);
+    }
+    blocked.join();
+    return h;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Subject> make_executor_subject(std::string_view) {
+  return std::make_unique<ExecutorSubject>();
+}
+
+}  // namespace tlab::tool::compare
