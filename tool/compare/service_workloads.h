@@ -1,7 +1,6 @@
 // tlab/tool/compare/service_workloads.h: lateness and cancel_to_resume (subject.h)
-// over any TimerSource with its own timer thread, written once: the sharded
-// service uses them (sharded_service.cc); strategies.cc's TimerService versions
-// do the same steps and can move here.
+// over any TimerSource with its own timer thread, written once: TimerService on
+// each strategy (strategies.cc) and the sharded service (sharded_service.cc).
 //
 //   timer_lateness(s, schedule)         s.samples timers kLatenessStepNs apart, the
 //                                       first kLatenessLeadNs out, armed through

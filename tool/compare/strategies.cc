@@ -8,6 +8,7 @@
 // own timer thread, one mutex), the production TimerSource, and Waiter.
 #include <thread>
 
+#include "compare/service_workloads.h"
 #include "compare/subjects.h"
 #include "tlab/platform/std_platform.h"
 #include "tlab/timer_service.h"
@@ -86,48 +87,17 @@ class StrategySubject final : public Subject {
 
   Histogram lateness(const CellSettings& s) override {
     return with_queue_type<TaskPtr, P>(s_, [&]<class Q>() {
-      Histogram h;  // timer thread only until `done` reaches s.samples
-      std::atomic<std::size_t> done{0};
       TimerService<Q, P> svc;
-      const Instant first = svc.now() + Duration::nanoseconds(kLatenessLeadNs);
-      for (std::size_t i = 0; i < s.samples; ++i) {
-        const Instant d =
-            first + Duration::nanoseconds(kLatenessStepNs * static_cast<std::int64_t>(i));
-        svc.schedule_at(d, [&h, &done, d] {
-          h.record(mono_ns() - d.ns());
-          done.fetch_add(1);  // seq_cst: publishes h to the reader below
-        });
-      }
-      while (done.load() < s.samples) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return h;
+      return timer_lateness(s, svc.now(), [&](std::size_t, Instant d, std::function<void()> cb) {
+        svc.schedule_at(d, std::move(cb));
+      });
     });
   }
 
   Histogram cancel_to_resume(const CellSettings& s) override {
     return with_queue_type<TaskPtr, P>(s_, [&]<class Q>() {
       TimerService<Q, P> svc;
-      Waiter<P> waiter;
-      typename Waiter<P>::Token token{};  // written before `published`, read after it
-      PingPong pp;
-      Histogram h;  // blocked thread only until joined
-      std::thread blocked([&] {
-        for (std::size_t i = 0; i < s.samples; ++i) {
-          waiter.timeout(svc, Duration::seconds(10), [&](typename Waiter<P>::Token t) {
-            token = t;
-            pp.published.store(i + 1);  // seq_cst: hand-off of `token`
-          });
-          h.record(mono_ns() - pp.t0.load());
-          pp.resumed.store(i + 1);
-        }
-      });
-      for (std::size_t i = 0; i < s.samples; ++i) {
-        pp.await_published(i);
-        pp.t0.store(mono_ns());
-        waiter.cancel(token);
-        pp.await_resumed(i);
-      }
-      blocked.join();
-      return h;
+      return waiter_cancel_to_resume<P>(svc, s);
     });
   }
 
