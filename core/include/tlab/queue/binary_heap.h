@@ -13,24 +13,36 @@
 //   next        O(1): the root
 //
 // Why 4-ary, not binary (where this departs from the lineage above, all binary):
-// a heap element is 16 bytes (deadline + slot index), so a node's four children
-// are one contiguous 64-byte run, and a 4-ary heap is half as deep. Sift-down,
-// the operation expire() does per fired timer, touches half as many levels, each
-// costing one run of four compares that mostly share a cache line (LaMarca &
-// Ladner, "The influence of caches on the performance of heaps", 1996). Sift-up
-// (insert) gets cheaper too: half the levels, one compare each.
+// a heap element is 16 bytes (deadline + slot index + tie-break sequence), so a
+// node's four children are one contiguous 64-byte run, and a 4-ary heap is half
+// as deep. Sift-down, the operation expire() does per fired timer, touches half as
+// many levels, each costing one run of four compares that mostly share a cache line
+// (LaMarca & Ladner, "The influence of caches on the performance of heaps", 1996).
+// Sift-up (insert) gets cheaper too: half the levels, one compare each.
 //
-// Memory per pending entry, with an 8-byte payload: heap element 16 (Instant +
-// slot index + padding) + slab node 24 (seq 8 + heap position 4 + payload 8, padded)
-// + slab generation 4 = 44 bytes, plus the heap vector's growth slack (none with
-// capacity_hint; the slab itself grows by chunks, queue/slab.h). The
-// sequence lives in the node, not in the heap element: only a tie on the deadline
-// needs it, and keeping elements at 16 bytes is what puts four children in 64 bytes.
+// The tie-break sequence is 32 bits and lives in the heap element, in what was its
+// padding: a tie on the deadline is decided without touching the slab, and the
+// node shrinks to (heap position, payload). 32 bits wrap after 2^32 inserts, so
+// before the counter would wrap, renumber_sequences() replaces every pending
+// entry's sequence by its rank among them (0..n-1) and the counter restarts at n:
+// a rank map is strictly increasing, so every (deadline, seq) comparison, and
+// hence the heap order, is unchanged (check_invariants() re-proves it). One O(n
+// log n) pass per 2^32 - n inserts: amortised nothing.
+//
+// Memory per pending entry, with an 8-byte payload: heap element 16 + slab node 16
+// (heap position 4 + payload 8, padded) + slab generation 4 = 36 bytes. The heap
+// array is a SegmentedVector (queue/segmented_vector.h): it grows by 64 KiB blocks
+// that never move, so it wastes less than two blocks where a std::vector's
+// doubling left up to half its capacity unused (62.9 bytes per pending timer at
+// 10M in `tlab compare`, adapter handles included, before both changes; 44 after).
+// The price: a heap position maps to its block with a shift and a branch, and
+// children 4i+1..4i+4 may straddle two blocks (each is indexed on its own).
 //
 // Ground rules: single owner, no synchronisation. The sink must not call back into
 // the queue (insert/cancel/reschedule during expire() fail a TLAB_CHECK).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -44,6 +56,7 @@
 #include "tlab/queue/slab.h"
 #include "tlab/queue/slab_list.h"
 #include "tlab/queue/slab_queue.h"
+#include "tlab/queue/segmented_vector.h"
 #include "tlab/queue/timer_queue.h"
 
 namespace tlab {
@@ -52,7 +65,6 @@ namespace detail {
 // A pending entry of BinaryHeapQueue (outside the class so that the SlabQueue base can name it).
 template <class T>
 struct BinaryHeapNode {
-  std::uint64_t seq = 0;  // insertion order, the FIFO tie-break
   std::uint32_t pos = 0;  // index of this entry's Elem in heap_
   T payload{};
 };
@@ -75,18 +87,17 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
   // Children of position i are kArity*i+1 .. kArity*i+kArity.
   static constexpr std::size_t kArity = 4;
 
-  explicit BinaryHeapQueue(QueueConfig cfg = {}) : Base(cfg) {
-    if (cfg.capacity_hint != 0) heap_.reserve(cfg.capacity_hint);
-  }
+  explicit BinaryHeapQueue(QueueConfig cfg = {}) : Base(cfg) {}
 
   // tlab::BinaryHeapQueue::insert
   // Ensures: the entry is pending and orders after every entry inserted before it
   // with the same deadline; returns its handle.
   TimerHandle insert(Instant deadline, T&& payload) {
     this->check_not_expiring("insert");
-    const std::uint32_t i = slab_.alloc(Node{next_seq_++, 0, std::move(payload)});
+    if (next_seq_ == kLastSeq) renumber_sequences();
+    const std::uint32_t i = slab_.alloc(Node{0, std::move(payload)});
     const std::size_t pos = heap_.size();
-    heap_.push_back(Elem{deadline, i});
+    heap_.push_back(Elem{deadline, i, next_seq_++});
     slab_[i].pos = static_cast<std::uint32_t>(pos);
     sift_up(pos);
     return slab_.handle(i);
@@ -129,18 +140,52 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
       if (pos != 0) {
         const std::size_t parent = (pos - 1) / kArity;
         TLAB_CHECK(!before(pos, parent), "BinaryHeapQueue: child pos=", pos,
-                   " deadline=", heap_[pos].deadline, " seq=", slab_[i].seq,
+                   " deadline=", heap_[pos].deadline, " seq=", heap_[pos].seq,
                    " orders before parent pos=", parent, " deadline=", heap_[parent].deadline,
-                   " seq=", slab_[heap_[parent].index].seq);
+                   " seq=", heap_[parent].seq);
       }
+      TLAB_CHECK(heap_[pos].seq < next_seq_, "BinaryHeapQueue: seq=", heap_[pos].seq,
+                 " not below the next sequence ", next_seq_);
     }
   }
+
+  // tlab::BinaryHeapQueue::renumber_sequences: gives the pending entries the
+  // sequences 0..size()-1 in their present (seq) order and restarts the counter at
+  // size(). Order-preserving, so the heap stays valid and FIFO ties stay FIFO.
+  // insert() calls it before the 32-bit counter would wrap; public so that a test
+  // can drive it (with set_next_sequence) without 2^32 inserts. O(n log n).
+  void renumber_sequences() {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> by_seq;  // (seq, heap position)
+    by_seq.reserve(heap_.size());
+    for (std::size_t pos = 0; pos < heap_.size(); ++pos) {
+      by_seq.emplace_back(heap_[pos].seq, static_cast<std::uint32_t>(pos));
+    }
+    std::sort(by_seq.begin(), by_seq.end());
+    for (std::size_t rank = 0; rank < by_seq.size(); ++rank) {
+      heap_[by_seq[rank].second].seq = static_cast<std::uint32_t>(rank);
+    }
+    next_seq_ = static_cast<std::uint32_t>(by_seq.size());
+  }
+  // tlab::BinaryHeapQueue::set_next_sequence: for tests of the wrap. Requires: seq
+  // is above every pending entry's sequence (else TLAB_CHECK), so order is kept.
+  void set_next_sequence(std::uint32_t seq) {
+    for (std::size_t pos = 0; pos < heap_.size(); ++pos) {
+      TLAB_CHECK(heap_[pos].seq < seq, "BinaryHeapQueue::set_next_sequence: ", seq,
+                 " is not above pending seq ", heap_[pos].seq);
+    }
+    next_seq_ = seq;
+  }
+  std::uint32_t next_sequence() const noexcept { return next_seq_; }
 
  private:
   struct Elem {
     Instant deadline;
     std::uint32_t index;  // slab slot
+    std::uint32_t seq;    // insertion order among pending entries: the FIFO tie-break
   };
+  // The counter never reaches this: insert() renumbers first (size() < 2^32 - 1,
+  // since slab indices are 32-bit with one reserved).
+  static constexpr std::uint32_t kLastSeq = 0xFFFF'FFFFu;
   static_assert(sizeof(Elem) == 16, "four children must fit one 64-byte run");
 
  public:
@@ -155,7 +200,7 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
     const Elem& y = heap_[b];
     if (x.deadline != y.deadline) return x.deadline < y.deadline;
     if (P::mutated(Mutant::kHeapUnstableTies)) return false;  // mutant: ties unordered
-    return slab_[x.index].seq < slab_[y.index].seq;
+    return x.seq < y.seq;
   }
 
   void place(std::size_t pos, const Elem& e) noexcept {
@@ -213,8 +258,8 @@ class BinaryHeapQueue : public SlabQueue<BinaryHeapQueue<T, P>, detail::BinaryHe
     }
   }
 
-  std::vector<Elem> heap_;
-  std::uint64_t next_seq_ = 0;  // 2^64 inserts never wrap in practice
+  SegmentedVector<Elem, 4, 12> heap_;  // blocks of up to 4096 elements (64 KiB)
+  std::uint32_t next_seq_ = 0;         // above every pending entry's seq
 };
 
 }  // namespace tlab
