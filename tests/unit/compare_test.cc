@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include <unistd.h>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "compare/alloc_counter.h"
+#include "compare/summary.h"
 #include "base/embedded.h"
 #include "base/json_input.h"
 
@@ -39,6 +41,21 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// read_valid_report: the report at `path`, parsed and checked against the report
+// schema (a failure is recorded; an unparsable file gives an empty object).
+Json read_valid_report(const std::string& path) {
+  InputErrors errors;
+  auto doc = parse_json_text(slurp(path), path, errors);
+  if (!doc) {
+    ADD_FAILURE() << (errors.empty() ? "" : errors.front().str());
+    return Json::object();
+  }
+  SchemaValidator validator(embedded_report_schema());
+  EXPECT_TRUE(validator.validate(*doc, path, errors))
+      << (errors.empty() ? "" : errors.front().str());
+  return *doc;
+}
+
 // Every bad option value exits 2 before measuring anything, and the message names the flag.
 TEST(CompareCliTest, BadOptionsExitTwoNamingTheFlag) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -51,7 +68,10 @@ TEST(CompareCliTest, BadOptionsExitTwoNamingTheFlag) {
       {{"--pending", "1000,lots"}, "--pending"},
       {{"--cell-ms", "0"}, "--cell-ms"},
       {{"--samples", "0"}, "--samples"},
-      {{"--threads", "1"}, "--threads"},
+      {{"--threads", "0"}, "--threads"},
+      {{"--threads", "65"}, "--threads"},
+      {{"--threads", "2,2"}, "--threads"},
+      {{"--rounds", "0"}, "--rounds"},
       {{"--report", "/nonexistent-dir/r.json"}, "--report"},
       {{"--html", "/nonexistent-dir/c.html"}, "--html"},
   };
@@ -74,17 +94,14 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
   const std::string html = (dir / "c.html").string();
   const CliRun r =
       cli({"--strategies", "hierarchical_wheel,binary_heap", "--peers", "--pending", "1000",
-           "--cell-ms", "2", "--samples", "20", "--report", report, "--html", html});
+           "--cell-ms", "2", "--samples", "20", "--rounds", "2", "--report", report, "--html",
+           html});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("insert_cancel"), std::string::npos);
   EXPECT_NE(r.out.find("libevent"), std::string::npos);
-  InputErrors errors;
-  auto doc = parse_json_text(slurp(report), report, errors);
-  ASSERT_TRUE(doc) << (errors.empty() ? "" : errors.front().str());
-  SchemaValidator validator(embedded_report_schema());
-  EXPECT_TRUE(validator.validate(*doc, report, errors))
-      << (errors.empty() ? "" : errors.front().str());
-  const Json& results = doc->at("compare").at("results");
+  const Json doc = read_valid_report(report);
+  ASSERT_TRUE(doc.contains("compare"));
+  const Json& results = doc.at("compare").at("results");
   // 6 subjects x (4 cost workloads x 1 size + lateness + cancel_to_resume).
   EXPECT_EQ(results.size(), 6u * 6u);
   for (const Json& row : results) {
@@ -92,7 +109,17 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
       EXPECT_GT(row.at("bytes_per_timer").get<double>(), 0);
     }
     EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
+    // Every cost row is the median of its 2 rounds, each kept.
+    if (!row.at("pending").is_null()) {
+      ASSERT_EQ(row.at("round_ns_per_op").size(), 2u) << row.dump();
+      const double a = row.at("round_ns_per_op")[0].get<double>();
+      const double b = row.at("round_ns_per_op")[1].get<double>();
+      EXPECT_DOUBLE_EQ(row.at("ns_per_op").get<double>(), (a + b) / 2) << row.dump();
+    }
   }
+  // Two strategies and four peers measured every cost cell: one versus row each.
+  EXPECT_EQ(doc.at("compare").at("versus_peers").size(), 4u);
+  EXPECT_TRUE(doc.at("compare").at("scaling").empty());  // one thread count
   const std::string page = slurp(html);
   EXPECT_NE(page.find("<svg"), std::string::npos);
   EXPECT_NE(page.find("lateness: CDF"), std::string::npos);
@@ -110,17 +137,106 @@ TEST(CompareCliTest, ExecutorSubjectRunsEveryWorkload) {
   const CliRun r = cli({"--subject", "executor", "--strategies", "binary_heap", "--pending",
                         "1000", "--cell-ms", "2", "--samples", "20", "--report", report});
   ASSERT_EQ(r.code, 0) << r.err;
-  InputErrors errors;
-  auto doc = parse_json_text(slurp(report), report, errors);
-  ASSERT_TRUE(doc) << (errors.empty() ? "" : errors.front().str());
+  const Json doc = read_valid_report(report);
+  ASSERT_TRUE(doc.contains("compare"));
   std::size_t rows = 0;
-  for (const Json& row : doc->at("compare").at("results")) {
+  for (const Json& row : doc.at("compare").at("results")) {
     if (row.at("impl") != "executor") continue;
     ++rows;
     EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
   }
   EXPECT_EQ(rows, 6u);
   std::filesystem::remove_all(dir);
+}
+
+// --threads 1,2: one mt_schedule_cancel row per thread count for every subject, and
+// a scaling table whose rows are each subject's ops/s over its own at 1 thread.
+TEST(CompareCliTest, ThreadListGivesOneRowPerCountAndAScalingTable) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tlab_compare_scaling_test." + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string report = (dir / "r.json").string();
+  const CliRun r = cli({"--workload", "mt_schedule_cancel", "--strategies", "hashed_wheel",
+                        "--subject", "executor", "--subject", "sharded_service", "--pending",
+                        "1000", "--cell-ms", "4", "--threads", "2,1", "--rounds", "1",
+                        "--report", report});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("scaling:"), std::string::npos) << r.out;
+  const Json doc = read_valid_report(report);
+  ASSERT_TRUE(doc.contains("compare"));
+  const Json& c = doc.at("compare");
+  EXPECT_EQ(c.at("settings").at("threads"), Json::array({1, 2}));
+  std::map<std::pair<std::string, int>, double> ops;
+  for (const Json& row : c.at("results")) {
+    ops[{row.at("impl").get<std::string>(), row.at("threads").get<int>()}] =
+        row.at("ops_per_s").get<double>();
+  }
+  EXPECT_EQ(ops.size(), 6u);  // 3 subjects x 2 thread counts
+  ASSERT_EQ(c.at("scaling").size(), 6u);
+  for (const Json& s : c.at("scaling")) {
+    const std::string impl = s.at("impl").get<std::string>();
+    EXPECT_EQ(s.at("base_threads"), 1);
+    EXPECT_DOUBLE_EQ(s.at("vs_base").get<double>(),
+                     ops.at({impl, s.at("threads").get<int>()}) / ops.at({impl, 1}))
+        << s.dump();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+compare::ResultRow cost_row(compare::Workload w, std::string subject, bool peer,
+                           std::size_t threads, double cpu_ns, double wall_ns) {
+  compare::ResultRow x;
+  x.workload = w;
+  x.subject = std::move(subject);
+  x.peer = peer;
+  x.pending = 1000;
+  x.threads = threads;
+  x.cost.ns_per_op = cpu_ns;
+  x.cost.wall_ns_per_op = wall_ns;
+  return x;
+}
+
+// versus_rows picks our cheapest and the cheapest peer per cell, by CPU ns/op on one
+// thread and by wall ns/op for mt_schedule_cancel; a cell without a peer has no row.
+TEST(CompareSummaryTest, VersusPicksEachSidesCheapestByTheRightMeasure) {
+  using compare::Workload;
+  compare::CompareResults r;
+  r.rows = {cost_row(Workload::kInsertCancel, "a", false, 0, 20, 90),
+            cost_row(Workload::kInsertCancel, "b", false, 0, 10, 95),
+            cost_row(Workload::kInsertCancel, "p", true, 0, 50, 50),
+            cost_row(Workload::kInsertCancel, "q", true, 0, 40, 60),
+            cost_row(Workload::kMtScheduleCancel, "a", false, 2, 100, 30),
+            cost_row(Workload::kMtScheduleCancel, "b", false, 2, 60, 45),
+            cost_row(Workload::kMtScheduleCancel, "p", true, 2, 70, 90),
+            cost_row(Workload::kChurn, "a", false, 0, 10, 10)};
+  const auto v = compare::versus_rows(r);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].ours, "b");
+  EXPECT_EQ(v[0].peer, "q");
+  EXPECT_DOUBLE_EQ(v[0].factor, 4.0);
+  EXPECT_EQ(v[0].measure, "cpu_ns_per_op");
+  EXPECT_EQ(v[1].ours, "a");  // least wall time, not least CPU
+  EXPECT_EQ(v[1].peer, "p");
+  EXPECT_DOUBLE_EQ(v[1].factor, 3.0);
+  EXPECT_EQ(v[1].measure, "wall_ns_per_op");
+}
+
+// scaling_rows: a subject's ops/s over its own at the fewest threads, only where it
+// ran at two or more thread counts.
+TEST(CompareSummaryTest, ScalingIsOpsPerSecondOverTheFewestThreads) {
+  using compare::Workload;
+  compare::CompareResults r;
+  r.rows = {cost_row(Workload::kMtScheduleCancel, "a", false, 4, 0, 25),
+            cost_row(Workload::kMtScheduleCancel, "a", false, 2, 0, 50),
+            cost_row(Workload::kMtScheduleCancel, "b", false, 2, 0, 10)};
+  const auto s = compare::scaling_rows(r);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].threads, 2u);
+  EXPECT_DOUBLE_EQ(s[0].vs_base, 1.0);
+  EXPECT_EQ(s[1].threads, 4u);
+  EXPECT_EQ(s[1].base_threads, 2u);
+  EXPECT_DOUBLE_EQ(s[1].vs_base, 2.0);
+  EXPECT_DOUBLE_EQ(s[1].ops_per_s, 1e9 / 25);
 }
 
 // 1000 new[] of 100 bytes count 1000 allocations of malloc's usable size (at least

@@ -2,7 +2,8 @@
 //
 //   tlab compare [SCENARIO] [--workload W|all ...] [--strategies S,...|all] [--peers]
 //                [--subject NAME|PATH.so[:entry] ...]
-//                [--pending N,...] [--cell-ms MS] [--samples N] [--threads N]
+//                [--pending N,...] [--cell-ms MS] [--samples N] [--threads N,...]
+//                [--rounds R]
 //                [--slack-1ns] [--report F] [--html F] [--json]
 //
 // Without SCENARIO it measures the workloads of compare/subject.h (default: all)
@@ -18,9 +19,11 @@
 // (--html; compare/html.h).
 //
 // Defaults are chosen so that `tlab compare --peers --html out.html` measures
-// every strategy and peer in one process in well under 2 minutes on 2 cores:
-// pending 1K, 100K, 1M; 40 ms of CPU per cell; 1000 latency samples. Sizes up to
-// 10M are accepted (--pending 1000,10000000).
+// every strategy and peer in one process in about 2 minutes on 2 cores:
+// pending 1K, 100K, 1M; 40 ms of CPU per cell in each of 3 interleaved rounds (rows
+// are medians, run.h); mt_schedule_cancel on 2 threads; 1000 latency samples.
+// Sizes up to 10M are accepted (--pending 1000,10000000). A scaling table needs
+// several thread counts: --threads 1,2 (summary.h).
 //
 // Exit codes (cli/command.h): 0 measured (the bars are reported, never enforced); 1 a
 // scenario case failed, or a --subject crashed or hung in a cell; 2 a bad option (CLI11 names the flag) or bad SCENARIO or
@@ -161,9 +164,16 @@ class CompareCommand final : public Command {
     sub_->add_option("--samples", samples_, "latency samples per subject (default 1000)")
         ->type_name("N")
         ->check(CLI::Range(1, 100'000));
-    sub_->add_option("--threads", threads_, "threads of mt_schedule_cancel (default 2)")
-        ->type_name("N")
-        ->check(CLI::Range(2, 64));
+    sub_->add_option("--threads", threads_,
+                     "thread counts of mt_schedule_cancel, one cell each; two or more give the "
+                     "scaling table (default 2)")
+        ->type_name("N,...")
+        ->delimiter(',')
+        ->check(CLI::Range(1, 64));
+    sub_->add_option("--rounds", rounds_,
+                     "interleaved rounds of every cost cell; rows report medians (default 3)")
+        ->type_name("R")
+        ->check(CLI::Range(1, 50));
     sub_->add_flag("--slack-1ns", slack_1ns_,
                    "also measure clock_nanosleep at 1 ns timer slack and run the workloads there");
     sub_->add_option("--report", report_path_, "write the JSON report to F (atomically)")
@@ -228,7 +238,12 @@ class CompareCommand final : public Command {
     o.slack_1ns = slack_1ns_;
     o.cell.cell_ns = cell_ms_ * 1'000'000;
     o.cell.samples = samples_;
-    o.cell.threads = threads_;
+    o.threads = threads_.empty() ? std::vector<std::size_t>{2} : threads_;
+    std::sort(o.threads.begin(), o.threads.end());
+    if (std::adjacent_find(o.threads.begin(), o.threads.end()) != o.threads.end()) {
+      errors.push_back({"--threads", "/", "a thread count is given twice"});
+    }
+    o.rounds = rounds_;
     o.pending = pending_.empty() ? std::vector<std::size_t>{1'000, 100'000, 1'000'000} : pending_;
     const bool all = workloads_.empty() ||
                      std::find(workloads_.begin(), workloads_.end(), "all") != workloads_.end();
@@ -314,7 +329,8 @@ class CompareCommand final : public Command {
   std::vector<std::size_t> pending_;
   std::int64_t cell_ms_ = 40;
   std::size_t samples_ = 1000;
-  std::size_t threads_ = 2;
+  std::vector<std::size_t> threads_;
+  std::size_t rounds_ = 3;
   bool slack_1ns_ = false;
   std::string report_path_;
   std::string html_path_;

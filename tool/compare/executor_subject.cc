@@ -10,7 +10,7 @@
 //   | churn              | arm = schedule() on the local path, disarm = cancel(),     |
 //   |                    | poll = tick_once() + run_worker_once(0) (which also scrubs |
 //   |                    | cancelled entries; housekeeping polls too)                 |
-//   | mt_schedule_cancel | s.threads workers (>= 2) with their threads and metronome; |
+//   | mt_schedule_cancel | s.threads workers (>= 1) with their threads and metronome; |
 //   |                    | each worker runs one long task: per op it schedules one of |
 //   |                    | its own 64 timers (local path) and cancels it, except every|
 //   |                    | 8th op, which cancels the same slot's timer of the next    |
@@ -91,7 +91,7 @@ struct WorkerShare {
 };
 
 CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
-  const std::size_t n = s.threads < 2 ? 2 : s.threads;
+  const std::size_t n = s.threads < 1 ? 1 : s.threads;
   constexpr std::size_t kOwn = 64;
   Ex ex(Ex::Config{.workers = n}, steady());
   std::vector<std::vector<Timer>> own(n);

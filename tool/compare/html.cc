@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "compare/summary.h"
 #include "report/junit.h"
 #include "report/svg_chart.h"
 
@@ -39,11 +40,17 @@ double runner_up_ratio(const std::vector<const ResultRow*>& rows, const ResultRo
 // for a cost workload the strategy with the least CPU ns per op at each pending count,
 // consecutive counts with the same winner joined into one range; for a latency
 // workload the one with the least p99. Peers are compared against, never chosen.
+// mt_schedule_cancel is judged at the most threads measured (the scaling table,
+// summary.h, has the rest).
 std::string conclusion_of(Workload w, const CompareResults& r) {
   if (is_cost(w)) {
+    std::size_t most = 0;
+    for (const ResultRow& x : r.rows) {
+      if (x.workload == w) most = std::max(most, x.threads);
+    }
     std::map<std::size_t, std::vector<const ResultRow*>> by_pending;
     for (const ResultRow& x : r.rows) {
-      if (x.workload == w) by_pending[x.pending].push_back(&x);
+      if (x.workload == w && x.threads == most) by_pending[x.pending].push_back(&x);
     }
     std::vector<std::string> parts;
     std::string current;
@@ -70,7 +77,9 @@ std::string conclusion_of(Workload w, const CompareResults& r) {
     }
     flush();
     return parts.empty() ? "no strategy measured"
-                         : fmt::format("least CPU per operation: {}", fmt::join(parts, "; "));
+                         : fmt::format("least CPU per operation{}: {}",
+                                       most > 0 ? fmt::format(" on {} threads", most) : "",
+                                       fmt::join(parts, "; "));
   }
   std::vector<const ResultRow*> rows;
   for (const ResultRow& x : r.rows) {
@@ -93,7 +102,7 @@ std::string results_table(const CompareResults& r) {
     out += fmt::format("<tr class=\"{}\">", x.peer ? "peer" : "strategy");
     for (std::size_t c = 0; c < cells[i].size(); ++c) {
       // Text columns left, numbers right (as the terminal table aligns them).
-      const bool left = c < 2 || c == 8;
+      const bool left = result_cell_is_text(c);
       out += fmt::format("<td{}>{}</td>", left ? "" : " class=\"num\"", xml_escape(cells[i][c]));
     }
     out += "</tr>\n";
@@ -119,10 +128,14 @@ std::string compare_results_html(const CompareOptions& o, const CompareResults& 
       std::vector<ChartSeries> series;
       for (const ResultRow& x : r.rows) {
         if (x.workload != w) continue;
+        // One line per subject, and per thread count when several were measured.
+        const std::string name = x.threads > 0 && o.threads.size() > 1
+                                     ? fmt::format("{} ({} threads)", x.subject, x.threads)
+                                     : x.subject;
         auto it = std::find_if(series.begin(), series.end(),
-                               [&](const ChartSeries& s) { return s.name == x.subject; });
+                               [&](const ChartSeries& s) { return s.name == name; });
         if (it == series.end()) {
-          series.push_back({x.subject, {}, x.peer});
+          series.push_back({name, {}, x.peer});
           it = series.end() - 1;
         }
         it->points.emplace_back(static_cast<double>(x.pending), x.cost.ns_per_op);
@@ -164,11 +177,11 @@ std::string compare_results_html(const CompareOptions& o, const CompareResults& 
       "in the band at the top, labelled.</p>\n"
       "<h2>Which strategy for which workload</h2>\n<p>Computed from this run's numbers below "
       "(a noisy machine can change it; peers are shown for comparison, not chosen).</p>\n{}"
-      "{}\n<h2>Table</h2>\n{}<p>{}</p>"
+      "{}\n{}<h2>Table</h2>\n{}<p>{}</p>"
       "<h2>How each is driven</h2>\n{}"
       "<p>{}; {}; sanitizer {}; {} CPUs; {}; timer slack {} ns (run at {} ns); tlab {} ({})</p>\n"
       "<footer id=\"end\">end of report</footer></body></html>\n",
-      conclusions, body, results_table(r),
+      conclusions, body, summary_html(r), results_table(r),
       xml_escape(fmt::format("baselines: clock_nanosleep p50/p99 {:.1f}/{:.1f} us; cv wake "
                              "p50/p99 {:.1f}/{:.1f} us; CAS {:.2f} ns uncontended, {:.2f} ns "
                              "contended; {:.1f} s wall",

@@ -10,7 +10,8 @@
 // broken_axis_clip() says (sorted_list's cost at 10^5 pending would otherwise squash
 // every other line into one decade); the lateness CDF of every subject with
 // clock_nanosleep's as the reference; the cancel-to-resume CDF with the
-// condition-variable wake as the reference. Then the full table (table#results, the
+// condition-variable wake as the reference. Then the scaling and versus-peers
+// tables (summary.h: table#scaling, table#versus), then the full table (table#results, the
 // cells of compare_result_cells), the baselines, how each subject is driven, and the
 // environment.
 //

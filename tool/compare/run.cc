@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.h"
+#include "base/text_table.h"
 #include "compare/baselines.h"
 #include "compare/isolated_subject.h"
 #include "compare/subjects.h"
+#include "compare/summary.h"
 #include "compare/subject.h"
 #include "subjects/subjects.h"
 
@@ -60,7 +62,70 @@ std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
 
 double safe_ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// median_cost: each field the median of its own rounds (a round's ns/op and wall
+// ns/op need not come from the same round); ops summed.
+CostResult median_cost(const std::vector<CostResult>& rounds) {
+  std::vector<double> cpu, wall, bytes;
+  CostResult m;
+  for (const CostResult& c : rounds) {
+    m.ops += c.ops;
+    cpu.push_back(c.ns_per_op);
+    wall.push_back(c.wall_ns_per_op);
+    if (c.bytes_per_timer >= 0) bytes.push_back(c.bytes_per_timer);
+  }
+  m.ns_per_op = median(cpu);
+  m.wall_ns_per_op = median(wall);
+  m.bytes_per_timer = bytes.empty() ? -1 : median(bytes);
+  return m;
+}
+
+// A cost cell across rounds: which subject, and the row its rounds fill.
+struct CostCell {
+  std::size_t subject = 0;
+  ResultRow row;
+  bool failed = false;
+};
+
+// cost_cells: every cost cell of `o`, in measuring (and reporting) order.
+std::vector<CostCell> cost_cells(const CompareOptions& o,
+                                 const std::vector<std::unique_ptr<Subject>>& subjects) {
+  std::vector<CostCell> cells;
+  for (std::size_t i = 0; i < subjects.size(); ++i) {
+    for (Workload w : o.workloads) {
+      if (!is_cost(w)) continue;
+      const bool mt = w == Workload::kMtScheduleCancel;
+      for (std::size_t pending : o.pending) {
+        for (std::size_t t : mt ? o.threads : std::vector<std::size_t>{0}) {
+          CostCell c;
+          c.subject = i;
+          c.row.workload = w;
+          c.row.subject = subjects[i]->name();
+          c.row.peer = subjects[i]->is_peer();
+          c.row.pending = pending;
+          c.row.threads = t;
+          c.row.baseline = mt ? "cas_contended" : "cas_uncontended";
+          cells.push_back(std::move(c));
+        }
+      }
+    }
+  }
+  return cells;
+}
+
 }  // namespace
+
+std::size_t CompareOptions::contended_threads() const {
+  std::size_t n = 2;
+  for (std::size_t t : threads) n = std::max(n, t);
+  return n;
+}
 
 CompareResults run_compare(const CompareOptions& o,
                            const std::function<void(const std::string&)>& progress) {
@@ -81,48 +146,69 @@ CompareResults run_compare(const CompareOptions& o,
   }
   say("baseline: condition-variable wake");
   r.cv_wake = cv_wake_latency(o.cell.samples);
-  say("baseline: CAS");
-  r.cas_uncontended_ns = cas_uncontended_ns();
-  r.cas_contended_ns = cas_contended_ns(o.cell);
 
-  for (auto& subject : subjects_for(o)) {
-    r.notes[subject->name()] = subject->note();
-    for (Workload w : o.workloads) {
+  const std::vector<std::unique_ptr<Subject>> subjects = subjects_for(o);
+  for (const auto& subject : subjects) r.notes[subject->name()] = subject->note();
+  std::vector<CostCell> cells = cost_cells(o, subjects);
+  CellSettings contended = o.cell;
+  contended.threads = o.contended_threads();
+  std::vector<double> cas_un, cas_con;
+  const std::size_t rounds = std::max<std::size_t>(1, o.rounds);
+  for (std::size_t round = 0; round < rounds && !r.interrupted; ++round) {
+    say(fmt::format("round {}/{}: baseline CAS", round + 1, rounds));
+    cas_un.push_back(cas_uncontended_ns());
+    cas_con.push_back(cas_contended_ns(contended));
+    for (CostCell& c : cells) {
       if (interrupted()) {
         r.interrupted = true;
         break;
       }
-      if (is_cost(w)) {
-        for (std::size_t pending : o.pending) {
-          if (interrupted()) break;
-          say(fmt::format("{} {} pending={}", subject->name(), name_of(w), pending));
-          ResultRow row;
-          row.workload = w;
-          row.subject = subject->name();
-          row.peer = subject->is_peer();
-          row.pending = pending;
-          try {
-            row.cost = subject->cost(w, pending, o.cell);
-          } catch (const CellFailed& e) {
-            r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
-            r.failures.push_back(fmt::format("{}: {}", subject->name(), e.what()));
-            continue;
-          }
-          const bool mt = w == Workload::kMtScheduleCancel;
-          row.baseline = mt ? "cas_contended" : "cas_uncontended";
-          row.ratio =
-              safe_ratio(row.cost.ns_per_op, mt ? r.cas_contended_ns : r.cas_uncontended_ns);
-          r.rows.push_back(std::move(row));
-        }
-      } else {
-        say(fmt::format("{} {}", subject->name(), name_of(w)));
-        ResultRow row;
-        row.workload = w;
-        row.subject = subject->name();
-        row.peer = subject->is_peer();
-        try {
+      if (c.failed) continue;
+      Subject& subject = *subjects[c.subject];
+      const bool mt = c.row.workload == Workload::kMtScheduleCancel;
+      say(fmt::format("round {}/{}: {} {} pending={}{}", round + 1, rounds, c.row.subject,
+                      name_of(c.row.workload), c.row.pending,
+                      mt ? fmt::format(" threads={}", c.row.threads) : ""));
+      CellSettings s = o.cell;
+      if (mt) s.threads = c.row.threads;
+      try {
+        c.row.round_costs.push_back(subject.cost(c.row.workload, c.row.pending, s));
+      } catch (const CellFailed& e) {
+        // A subject that failed a cell is not measured there again (a plugin that
+        // crashed once would crash again, and its child costs the cell limit).
+        c.failed = true;
+        r.notes[c.row.subject] += fmt::format("; FAILED {}", e.what());
+        r.failures.push_back(fmt::format("{}: {}", c.row.subject, e.what()));
+      }
+    }
+  }
+  r.cas_uncontended_ns = median(cas_un);
+  r.cas_contended_ns = median(cas_con);
+  for (CostCell& c : cells) {
+    if (c.failed || c.row.round_costs.empty()) continue;
+    c.row.cost = median_cost(c.row.round_costs);
+    const bool mt = c.row.workload == Workload::kMtScheduleCancel;
+    c.row.ratio =
+        safe_ratio(c.row.cost.ns_per_op, mt ? r.cas_contended_ns : r.cas_uncontended_ns);
+    r.rows.push_back(std::move(c.row));
+  }
+
+  for (std::size_t i = 0; i < subjects.size() && !r.interrupted; ++i) {
+    Subject& subject = *subjects[i];
+    for (Workload w : o.workloads) {
+      if (is_cost(w)) continue;
+      if (interrupted()) {
+        r.interrupted = true;
+        break;
+      }
+      say(fmt::format("{} {}", subject.name(), name_of(w)));
+      ResultRow row;
+      row.workload = w;
+      row.subject = subject.name();
+      row.peer = subject.is_peer();
+      try {
         if (w == Workload::kLateness) {
-          row.latency = subject->lateness(o.cell);
+          row.latency = subject.lateness(o.cell);
           row.baseline = "clock_nanosleep";
           row.ratio = safe_ratio(static_cast<double>(row.latency.percentile(99)),
                                  static_cast<double>(r.nanosleep_run().percentile(99)));
@@ -135,28 +221,34 @@ CompareResults run_compare(const CompareOptions& o,
           CellSettings round = o.cell;
           round.samples = std::max<std::size_t>(1, o.cell.samples / kRounds);
           Histogram adjacent;
-          for (std::size_t i = 0; i < kRounds && !interrupted(); ++i) {
+          for (std::size_t k = 0; k < kRounds && !interrupted(); ++k) {
             adjacent.merge(cv_wake_latency(round.samples));
-            row.latency.merge(subject->cancel_to_resume(round));
+            row.latency.merge(subject.cancel_to_resume(round));
           }
           row.baseline = "cv_wake";
           row.baseline_value_ns = static_cast<double>(adjacent.percentile(50));
           row.ratio =
               safe_ratio(static_cast<double>(row.latency.percentile(50)), row.baseline_value_ns);
         }
-        } catch (const CellFailed& e) {
-          r.notes[subject->name()] += fmt::format("; FAILED {}", e.what());
-          r.failures.push_back(fmt::format("{}: {}", subject->name(), e.what()));
-          continue;
-        }
-        r.rows.push_back(std::move(row));
+      } catch (const CellFailed& e) {
+        r.notes[subject.name()] += fmt::format("; FAILED {}", e.what());
+        r.failures.push_back(fmt::format("{}: {}", subject.name(), e.what()));
+        continue;
       }
-    }
-    if (r.interrupted || interrupted()) {
-      r.interrupted = true;
-      break;
+      r.rows.push_back(std::move(row));
     }
   }
+  r.interrupted = r.interrupted || interrupted();
+  // Rows by subject, then workload in the order asked, as the table reads best.
+  std::stable_sort(r.rows.begin(), r.rows.end(), [&](const ResultRow& a, const ResultRow& b) {
+    const auto rank = [&](const ResultRow& x) {
+      std::size_t s = 0;
+      while (s < subjects.size() && subjects[s]->name() != x.subject) ++s;
+      const auto w = std::find(o.workloads.begin(), o.workloads.end(), x.workload);
+      return std::pair{s, static_cast<std::size_t>(w - o.workloads.begin())};
+    };
+    return rank(a) < rank(b);
+  });
   if (o.slack_1ns && r.process_slack_ns > 0) set_timer_slack_ns(r.process_slack_ns);
   r.wall_s = static_cast<double>(mono_ns() - w0) / 1e9;
   return r;
@@ -179,45 +271,43 @@ std::string ops_per_s(double wall_ns_per_op) {
   return fmt::format("{:.0f}", v);
 }
 
+std::string spread(const ResultRow& x) {
+  if (x.round_costs.size() < 2) return "-";
+  double lo = x.round_costs.front().ns_per_op, hi = lo;
+  for (const CostResult& c : x.round_costs) {
+    lo = std::min(lo, c.ns_per_op);
+    hi = std::max(hi, c.ns_per_op);
+  }
+  return lo > 0 ? fmt::format("{:.2f}x", hi / lo) : "-";
+}
+
 }  // namespace
+
+bool result_cell_is_text(std::size_t column) { return column < 2 || column == 10; }
 
 std::vector<std::vector<std::string>> compare_result_cells(const CompareResults& r) {
   using Cells = std::vector<std::string>;
   std::vector<Cells> rows;
-  rows.push_back({"WORKLOAD", "IMPL", "PENDING", "NS/OP", "OPS/S", "P50_US", "P99_US", "B/TIMER",
-                  "BASELINE", "RATIO"});
+  rows.push_back({"WORKLOAD", "IMPL", "PENDING", "THREADS", "NS/OP", "SPREAD", "OPS/S", "P50_US",
+                  "P99_US", "B/TIMER", "BASELINE", "RATIO"});
   for (const ResultRow& x : r.rows) {
     if (is_cost(x.workload)) {
       rows.push_back({name_of(x.workload), x.subject, std::to_string(x.pending),
-                      num(x.cost.ns_per_op), ops_per_s(x.cost.wall_ns_per_op), "-", "-",
+                      x.threads > 0 ? std::to_string(x.threads) : "-", num(x.cost.ns_per_op),
+                      spread(x), ops_per_s(x.cost.wall_ns_per_op), "-", "-",
                       x.cost.bytes_per_timer >= 0 ? num(x.cost.bytes_per_timer) : "-", x.baseline,
                       num(x.ratio) + "x"});
     } else {
-      rows.push_back({name_of(x.workload), x.subject, "-", "-", "-", us(x.latency.percentile(50)),
-                      us(x.latency.percentile(99)), "-", x.baseline, num(x.ratio) + "x"});
+      rows.push_back({name_of(x.workload), x.subject, "-", "-", "-", "-", "-",
+                      us(x.latency.percentile(50)), us(x.latency.percentile(99)), "-", x.baseline,
+                      num(x.ratio) + "x"});
     }
   }
   return rows;
 }
 
 std::string compare_results_table(const CompareOptions& o, const CompareResults& r) {
-  using Cells = std::vector<std::string>;
-  const std::vector<Cells> rows = compare_result_cells(r);
-  std::vector<std::size_t> width(rows.front().size(), 0);
-  for (const Cells& c : rows) {
-    for (std::size_t i = 0; i < c.size(); ++i) width[i] = std::max(width[i], c[i].size());
-  }
-  std::string out;
-  for (const Cells& c : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < c.size(); ++i) {
-      const bool left = i < 2 || i == 8;
-      line += left ? fmt::format("{:<{}}", c[i], width[i]) : fmt::format("{:>{}}", c[i], width[i]);
-      line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  std::string out = aligned_table(compare_result_cells(r), result_cell_is_text);
   for (const std::string& f : r.failures) out += "FAILED " + f + "\n";
   out += fmt::format("baselines: clock_nanosleep p50/p99 {}/{} us at slack {} ns",
                      us(r.nanosleep_process_slack.percentile(50)),
@@ -226,15 +316,18 @@ std::string compare_results_table(const CompareOptions& o, const CompareResults&
     out += fmt::format(", {}/{} us at slack 1 ns", us(r.nanosleep_1ns->percentile(50)),
                        us(r.nanosleep_1ns->percentile(99)));
   }
-  out += fmt::format("; cv wake p50/p99 {}/{} us; CAS {} ns uncontended, {} ns contended\n",
-                     us(r.cv_wake.percentile(50)), us(r.cv_wake.percentile(99)),
-                     num(r.cas_uncontended_ns), num(r.cas_contended_ns));
+  out += fmt::format(
+      "; cv wake p50/p99 {}/{} us; CAS {} ns uncontended, {} ns contended ({} threads)\n",
+      us(r.cv_wake.percentile(50)), us(r.cv_wake.percentile(99)), num(r.cas_uncontended_ns),
+      num(r.cas_contended_ns), o.contended_threads());
   out +=
       "cancel_to_resume ratios divide by a cv wake p50 measured in rounds interleaved with "
       "each subject\n";
   out += fmt::format(
-      "NS/OP is CPU time per operation; {} ms of CPU per cell; {} samples; {:.1f} s wall\n",
-      o.cell.cell_ns / 1'000'000, o.cell.samples, r.wall_s);
+      "NS/OP is CPU time per operation, the median of {} interleaved rounds (SPREAD: slowest "
+      "round / fastest); {} ms of CPU per cell and round; {} samples; {:.1f} s wall\n",
+      std::max<std::size_t>(1, o.rounds), o.cell.cell_ns / 1'000'000, o.cell.samples, r.wall_s);
+  out += summary_text(r);
   return out;
 }
 
@@ -248,7 +341,8 @@ nlohmann::ordered_json compare_results_json(const CompareOptions& o, const Compa
   settings["pending"] = o.pending;
   settings["cell_ms"] = o.cell.cell_ns / 1'000'000;
   settings["samples"] = o.cell.samples;
-  settings["threads"] = o.cell.threads;
+  settings["threads"] = o.threads;
+  settings["rounds"] = std::max<std::size_t>(1, o.rounds);
   settings["slack_1ns"] = o.slack_1ns;
   settings["run_timer_slack_ns"] = r.run_slack_ns;
   settings["wheel_tick_ns"] = 1'000'000;
@@ -262,6 +356,7 @@ nlohmann::ordered_json compare_results_json(const CompareOptions& o, const Compa
   baselines["cv_wake"] = r.cv_wake.to_json();
   baselines["cas_uncontended_ns"] = r.cas_uncontended_ns;
   baselines["cas_contended_ns"] = r.cas_contended_ns;
+  baselines["cas_contended_threads"] = o.contended_threads();
   J results = J::array();
   for (const ResultRow& x : r.rows) {
     J j;
@@ -270,6 +365,9 @@ nlohmann::ordered_json compare_results_json(const CompareOptions& o, const Compa
     j["kind"] = x.peer ? "peer" : "strategy";
     if (is_cost(x.workload)) {
       j["pending"] = x.pending;
+      j["threads"] = x.threads > 0 ? J(x.threads) : J(nullptr);
+      j["round_ns_per_op"] = J::array();
+      for (const CostResult& c : x.round_costs) j["round_ns_per_op"].push_back(c.ns_per_op);
       j["ops"] = x.cost.ops;
       j["ns_per_op"] = x.cost.ns_per_op;
       j["wall_ns_per_op"] = x.cost.wall_ns_per_op;
@@ -278,6 +376,8 @@ nlohmann::ordered_json compare_results_json(const CompareOptions& o, const Compa
       j["latency"] = nullptr;
     } else {
       j["pending"] = nullptr;
+      j["threads"] = nullptr;
+      j["round_ns_per_op"] = nullptr;
       j["ops"] = x.latency.count();
       j["ns_per_op"] = nullptr;
       j["wall_ns_per_op"] = nullptr;
@@ -292,10 +392,10 @@ nlohmann::ordered_json compare_results_json(const CompareOptions& o, const Compa
   }
   J notes = J::object();
   for (const auto& [k, v] : r.notes) notes[k] = v;
-  return J{{"settings", settings},
-           {"baselines", baselines},
-           {"results", results},
-           {"notes", notes},
+  J summary = summary_json(r);
+  return J{{"settings", settings},       {"baselines", baselines},
+           {"results", results},         {"scaling", summary["scaling"]},
+           {"versus_peers", summary["versus_peers"]}, {"notes", notes},
            {"wall_s", r.wall_s}};
 }
 

@@ -2,11 +2,17 @@
 //
 // run_compare measures, in this order and in this one process: the baselines
 // (baselines.h; clock_nanosleep at the process's timer slack, then, when asked, at
-// 1 ns with the slack left at 1 ns for the rest of the run), then for every
-// subject (strategies first, then peers, then --subject's through the subject
-// ABI; a plugin one child process per cell, isolated_subject.h) every requested
-// workload, cost workloads
-// at every pending size. Each result carries the ratio to its baseline:
+// 1 ns with the slack left at 1 ns for the rest of the run), then the cost cells in
+// `rounds` interleaved rounds, then the latency workloads. A cost cell is one
+// subject x cost workload x pending size (x thread count for mt_schedule_cancel);
+// subjects are strategies first, then engines, then peers, then --subject's through
+// the subject ABI (a plugin one child process per cell, isolated_subject.h). Each
+// round measures every cell once, in that order, plus both CAS baselines, so a
+// cell's rounds are spread over the whole run: a load spike on a shared machine
+// lands in one round of many cells rather than in every round of one. A row
+// reports the median of its rounds (ns/op, wall ns/op and bytes each their own
+// median; every round's ns/op is kept), and its ratio divides medians. Each result
+// carries the ratio to its baseline:
 //
 //   | workload                             | baseline         | ratio               |
 //   |--------------------------------------|------------------|---------------------|
@@ -32,6 +38,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compare/results.h"
 #include "compare/subject.h"
 #include "subjects/plugin.h"
 
@@ -46,44 +53,14 @@ struct CompareOptions {
   // (executor): measured by that adapter, on its own terms.
   std::vector<std::string> engines;
   std::vector<std::size_t> pending;
-  CellSettings cell;
+  std::vector<std::size_t> threads{2};  // mt_schedule_cancel, one cell per entry
+  std::size_t rounds = 3;               // interleaved rounds of every cost cell
+  CellSettings cell;                    // cell.threads is set per mt cell
   bool slack_1ns = false;
-};
 
-struct ResultRow {
-  Workload workload = Workload::kInsertCancel;
-  std::string subject;
-  bool peer = false;
-  std::size_t pending = 0;  // cost workloads only
-  CostResult cost;          // cost workloads
-  Histogram latency;        // lateness / cancel_to_resume
-  std::string baseline;
-  // cancel_to_resume: the cv_wake p50 measured interleaved with this row's
-  // subject (its ratio's denominator); -1 when the ratio uses the run's baselines.
-  double baseline_value_ns = -1;
-  double ratio = 0;
-};
-
-struct CompareResults {
-  std::int64_t process_slack_ns = -1;  // at start
-  std::int64_t run_slack_ns = -1;      // what workloads ran at
-  Histogram nanosleep_process_slack;
-  std::optional<Histogram> nanosleep_1ns;
-  Histogram cv_wake;
-  double cas_uncontended_ns = 0;
-  double cas_contended_ns = 0;
-  std::vector<ResultRow> rows;
-  std::map<std::string, std::string> notes;  // subject -> how it is driven
-  // Cells a --subject plugin crashed or hung in ("name: churn at 1000 pending:
-  // killed by signal 11 (...)"; isolated_subject.h); compare then exits 1.
-  std::vector<std::string> failures;
-  double wall_s = 0;
-  bool interrupted = false;
-
-  // The clock_nanosleep histogram at the slack the workloads ran at.
-  const Histogram& nanosleep_run() const {
-    return nanosleep_1ns ? *nanosleep_1ns : nanosleep_process_slack;
-  }
+  // contended_threads: the thread count of the CAS-contended baseline: the largest
+  // of `threads`, at least 2 (one thread would measure an uncontended CAS).
+  std::size_t contended_threads() const;
 };
 
 // run_compare: measures everything `o` asks for. `progress` gets a short status
@@ -93,7 +70,11 @@ CompareResults run_compare(const CompareOptions& o,
 
 // compare_result_cells: the table's header row, then one row of cells per result
 // row, as the text table (compare_results_table) and the HTML table (html.h) show it.
+// SPREAD is the largest over the smallest ns/op of a cost row's rounds.
 std::vector<std::vector<std::string>> compare_result_cells(const CompareResults& r);
+// result_cell_is_text: whether column `column` of those cells is text (left-aligned)
+// rather than a number.
+bool result_cell_is_text(std::size_t column);
 std::string compare_results_table(const CompareOptions& o, const CompareResults& r);
 nlohmann::ordered_json compare_results_json(const CompareOptions& o, const CompareResults& r);
 
