@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "subjects/subject_case.h"
@@ -234,17 +235,35 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(std::get<0>(i.param)) + "_" + rearm_subject_name(i.index % 3);
     });
 
-// tlab's own engines do not re-arm: a scenario that asks for it is refused at
-// its actor's field (0 is accepted: it asks for nothing).
-TEST(RearmProbability, BuiltInEnginesRefuseIt) {
+// The timer service engine re-arms through TimerService::reschedule; the other
+// built-in engines do not re-arm, so a scenario that asks them to is refused at its
+// actor's field (0 is accepted: it asks for nothing). engine.max_pending likewise
+// belongs to the timer service alone.
+TEST(RearmProbability, OnlyTheTimerServiceEngineTakesIt) {
   Scenario sc = load("facility_races");
   std::string why, pointer;
-  sc.actors[0].rearm_probability = 0.0;
-  ASSERT_NE(engine_for(sc, why, &pointer), nullptr) << why;
   sc.actors[0].rearm_probability = 0.5;
-  EXPECT_EQ(engine_for(sc, why, &pointer), nullptr);
-  EXPECT_EQ(pointer, "/actors/0/rearm_probability");
+  const SubjectInfo* service = engine_for(sc, why, &pointer);
+  ASSERT_NE(service, nullptr) << why;
+  EXPECT_EQ(service->name, "timer_service");
+
+  Scenario ex = load("worker_churn");
+  std::size_t scheduler = ex.actors.size();
+  for (std::size_t i = 0; i < ex.actors.size(); ++i) {
+    if (ex.actors[i].role == Role::kScheduler) scheduler = i;
+  }
+  ASSERT_LT(scheduler, ex.actors.size());
+  ex.actors[scheduler].rearm_probability = 0.0;
+  ASSERT_NE(engine_for(ex, why, &pointer), nullptr) << why;
+  ex.actors[scheduler].rearm_probability = 0.5;
+  EXPECT_EQ(engine_for(ex, why, &pointer), nullptr);
+  EXPECT_EQ(pointer, fmt::format("/actors/{}/rearm_probability", scheduler));
   EXPECT_NE(why.find("--subject"), std::string::npos) << why;
+
+  ex.actors[scheduler].rearm_probability = 0.0;
+  ex.engine.max_pending = 10;
+  EXPECT_EQ(engine_for(ex, why, &pointer), nullptr);
+  EXPECT_EQ(pointer, "/engine/max_pending");
 }
 
 }  // namespace

@@ -65,6 +65,11 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
   const bool facility = s.kind == TLAB_KIND_FACILITY;
   const std::string_view kind = facility ? "a timer facility (schedule/cancel/poll)"
                                          : "a timed wait (acquire_for/release)";
+  if (sc.engine.max_pending > 0) {
+    return refuse("/engine/max_pending",
+                  "engine.max_pending caps tlab's own TimerService; the subject ABI has no "
+                  "cap to set. Remove it");
+  }
   int schedulers = 0, pollers = 0, holders = 0;
   for (std::size_t i = 0; i < sc.actors.size(); ++i) {
     const Actor& a = sc.actors[i];

@@ -98,6 +98,7 @@ class ServiceCase {
     TimerServiceOptions opts;
     opts.start_thread = !kVirtual;
     opts.queue = queue_config_of(s_);
+    opts.max_pending = s_.engine.max_pending;
     service_ = std::make_unique<Service>(clock_, opts);
     timer_actor_ = &ctx_.add_actor(kVirtual ? "driver#0" : "timer_thread#0");
     tasks_ = std::make_unique<Book>(ctx_, *service_, clock_, ctx_.log_of(*timer_actor_), base_);

@@ -7,14 +7,19 @@
 // oracles decided here (the engine's header comment lists them all):
 //   double_resume      a one-shot task that ran twice
 //   wrong_result       a schedule*() that accepted a negative delay
-//   early_fire         a task run before its deadline on the engine's clock
+//   early_fire         a task run before its deadline on the engine's clock; a
+//                      rescheduled one-shot run before its new deadline; a Skip
+//                      task (fixed_rate_skip) running a tick it missed, i.e. due a
+//                      whole period before its previous run started
 //   fired_after_cancel a one-shot run although a cancel won; a periodic task that
 //                      started two runs after its cancel won
 //   fifo_order         (runner key) aligned ties of one scheduler out of order, on
 //                      exact strategies
 //   lost_timer         check_tasks: a one-shot due before the horizon, unsettled
 //   task_exceptions    check_tasks: thrown != the service's exception count
-//   conservation       check_tasks: armed = fired + cancelled + pending
+//   conservation       check_tasks: armed = fired + cancelled + pending; with
+//                      engine.max_pending, also any schedule after which the
+//                      service holds more pending tasks than the cap
 //
 // Memory: a record lives only while its task can still change an answer (TaskRec
 // says when), so records cost O(live tasks), not O(run.operations). Cost per
@@ -68,6 +73,8 @@ struct TaskRec {
   std::mutex mu;
   std::uint64_t fires = 0;                 // mu
   std::int64_t first_start = 0;            // mu: start of run 0
+  std::int64_t first_due = 0;              // mu: the service's due time of run 0
+  std::int64_t prev_start = 0;             // mu: start of the latest run
   std::array<std::int64_t, 2> last_starts{};  // mu: the two latest run starts
   bool resolved = false;                   // mu: counted as fired or cancelled
   bool cancel_won = false;                 // mu
@@ -110,7 +117,13 @@ class TaskBook {
     {
       std::lock_guard lk(rec->mu);
       k = rec->fires++;
-      if (k == 0) rec->first_start = start;
+      if (k == 0) {
+        rec->first_start = start;
+        rec->first_due = due;
+      } else if (rec->kind == TaskKind::kFixedRateSkip) {
+        check_skip(*rec, k, due);
+      }
+      rec->prev_start = start;
       rec->last_starts = {rec->last_starts[1], start};
       if (rec->kind == TaskKind::kOnce) {
         if (k == 1) {
@@ -158,6 +171,25 @@ class TaskBook {
       thrown_.fetch_add(1, std::memory_order::relaxed);  // read after the service is quiet
       throw std::runtime_error(fmt::format("thrower task #{} throws by design", rec->id));
     }
+  }
+
+  // MissedTick::kSkip: run k (k >= 1) is due on the grid of run 0 and after the
+  // instant the previous run was taken, which is at most its start. A run due a
+  // whole period before the previous run STARTED is a missed tick that was run
+  // rather than skipped (kBurst's catch-up); the period of slack keeps a run that
+  // merely started late (the timer thread took it, then a fault delayed it) from
+  // counting. Requires rec.mu.
+  void check_skip(const Rec& rec, std::uint64_t k, std::int64_t due) {
+    const bool on_grid = rec.period > 0 && (due - rec.first_due) % rec.period == 0;
+    if (on_grid && due + rec.period > rec.prev_start) return;
+    ctx_.violation(Oracle::kEarlyFire,
+                   fmt::format("skip task #{} of {}: run {} was due at {}, {}; a MissedTick::kSkip "
+                               "task runs the next tick after now, not a missed one (run {} "
+                               "started at {}, period {})",
+                               rec.id, rec.owner->name, k, ctx_.at(due - base_),
+                               on_grid ? "a whole period before the previous run started"
+                                       : "off the grid of its first run",
+                               k - 1, ctx_.at(rec.prev_start - base_), fmt_ns(rec.period)));
   }
 
   // A one-shot task ran and a cancel of it won (in either order). Requires rec.mu.
@@ -275,11 +307,24 @@ class TaskBook {
         if (mode == ScheduleMode::kFixedDelay) {
           rec.kind = TaskKind::kFixedDelay;
           service_->schedule_fixed_delay(task, d, period);
+        } else if (mode == ScheduleMode::kFixedRateSkip) {
+          rec.kind = TaskKind::kFixedRateSkip;
+          service_->schedule_periodic(task, d, period, MissedTick::kSkip);
         } else {
           rec.kind = TaskKind::kFixedRate;
           service_->schedule_at_fixed_rate(task, d, period);
         }
       }
+    } catch (const RejectedError&) {
+      // engine.max_pending: refused, and the task is untouched (never armed).
+      ctx_.add("rejected_by_cap");
+      {
+        std::lock_guard lk(rec.mu);
+        rec.resolved = true;
+      }
+      retire(rec);
+      check_cap(st);
+      return false;
     } catch (const std::invalid_argument& e) {
       if (d_us < 0) {
         ctx_.add("rejected_negative_delays");
@@ -303,11 +348,57 @@ class TaskBook {
     ctx_.add(thrower ? "thrower_tasks" : "scheduled");
     armed_.fetch_add(1, std::memory_order::relaxed);
     live_.fetch_add(1, std::memory_order::relaxed);
+    check_cap(st);
+    if (!thrower && rec.kind == TaskKind::kOnce && a.rearm_probability > 0 &&
+        std::bernoulli_distribution(a.rearm_probability)(rng)) {
+      const std::int64_t us = std::max<std::int64_t>(0, a.delay_us->sample(rng));
+      reschedule_task(rec, task, Duration::microseconds(us));
+    }
     if (!thrower && a.cancel_probability > 0 &&
         std::bernoulli_distribution(a.cancel_probability)(rng)) {
       cancel_task(rec, task, st.name, log, (rec.id / 2) % 2 == 0);
     }
     return true;
+  }
+
+  // TimerService::reschedule of a one-shot task just scheduled, racing its run
+  // (rearm_probability). Its deadline for early_fire becomes the earlier of the two
+  // while the call is in flight (a run racing it may be at either), then t0 + delay
+  // once it returned true (the service's deadline is its own now + delay, not
+  // earlier).
+  void reschedule_task(Rec& rec, const TimerTaskPtr<P>& task, Duration delay) {
+    const std::int64_t t0 = now();
+    const std::int64_t moved = (Instant::from_ns(t0) + delay).ns();
+    std::int64_t before;
+    {
+      std::lock_guard lk(rec.mu);
+      if (rec.resolved) return;
+      before = rec.first_deadline;
+      rec.first_deadline = std::min(before, moved);
+    }
+    const bool ok = service_->reschedule(task, delay);
+    std::lock_guard lk(rec.mu);
+    if (!ok) {
+      rec.first_deadline = before;
+      return;
+    }
+    ctx_.add("rescheduled");
+    if (rec.fires == 0) rec.first_deadline = moved;
+  }
+
+  // engine.max_pending: the service never holds more pending tasks than its cap
+  // (tombstones included until purged, as TimerServiceOptions says), whatever
+  // races with this schedule. pending() is read under the service's lock, so a
+  // count above the cap is one the service really held.
+  void check_cap(const ActorState& st) {
+    const std::size_t cap = s_.engine.max_pending;
+    if (cap == 0) return;
+    const std::size_t pending = service_->pending();
+    if (pending <= cap) return;
+    ctx_.violation(Oracle::kConservation,
+                   fmt::format("after a schedule by {} the service holds {} pending tasks, above "
+                               "its max_pending of {}",
+                               st.name, pending, cap));
   }
 
   void cancel_task(Rec& rec, const TimerTaskPtr<P>& task, const std::string& who, ActorLog& log,

@@ -105,6 +105,7 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
     s.engine.token_bits = e.value("token_bits", s.engine.token_bits);
     s.engine.pool_size = e.value("pool_size", s.engine.pool_size);
     s.engine.subject = e.value("subject", std::string());
+    s.engine.max_pending = e.value("max_pending", std::size_t{0});
     s.engine.clock = e.value("clock", std::string("steady")) == "virtual" ? ClockKind::kVirtual
                                                                           : ClockKind::kSteady;
   }
@@ -165,16 +166,17 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
     if (a.contains("stale_probability")) actor.stale_probability = a["stale_probability"].get<double>();
     actor.rearm_probability = a.value("rearm_probability", 0.0);
     const std::string mode = a.value("mode", std::string("once"));
-    actor.mode = mode == "fixed_rate"    ? ScheduleMode::kFixedRate
-                 : mode == "fixed_delay" ? ScheduleMode::kFixedDelay
-                                         : ScheduleMode::kOnce;
+    actor.mode = mode == "fixed_rate"        ? ScheduleMode::kFixedRate
+                 : mode == "fixed_rate_skip" ? ScheduleMode::kFixedRateSkip
+                 : mode == "fixed_delay"     ? ScheduleMode::kFixedDelay
+                                             : ScheduleMode::kOnce;
     if (actor.role == Role::kScheduler) {
       if (actor.mode != ScheduleMode::kOnce && !actor.period_us) {
         check.error(append_pointer(ptr, "period_us"),
                     fmt::format("required when mode is '{}'", mode));
       } else if (actor.mode == ScheduleMode::kOnce && actor.period_us) {
         check.error(append_pointer(ptr, "period_us"),
-                    "only used when mode is 'fixed_delay' or 'fixed_rate'");
+                    "only used when mode is 'fixed_delay', 'fixed_rate' or 'fixed_rate_skip'");
       }
     }
     s.actors.push_back(std::move(actor));

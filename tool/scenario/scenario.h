@@ -137,7 +137,9 @@ inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
 constexpr std::string_view name_of(Role r) { return kRoleInfo[static_cast<std::size_t>(r)].name; }
 std::optional<Role> role_from_name(std::string_view name);
 
-enum class ScheduleMode : std::uint8_t { kOnce, kFixedDelay, kFixedRate };
+// fixed_delay and fixed_rate are MissedTick::kDelay and kBurst (Java's two
+// periodic kinds); fixed_rate_skip is MissedTick::kSkip (tokio's Skip).
+enum class ScheduleMode : std::uint8_t { kOnce, kFixedDelay, kFixedRate, kFixedRateSkip };
 
 struct Actor {
   Role role = Role::kWaiter;
@@ -152,9 +154,11 @@ struct Actor {
   // cancel goes to a recently settled timer's handle; absent means the driver's
   // default. The built-in engines refuse a value above 0 (subjects.h engine_for).
   std::optional<double> stale_probability;
-  // Subjects only (the generic driver, engine_subject_facility.h): how often a
-  // scheduler re-arms the timer it holds (cancel its handle, schedule a new one).
-  // The built-in engines refuse a value above 0 (subjects.h engine_for).
+  // How often a scheduler re-arms the timer it just scheduled: a subject (the
+  // generic driver, engine_subject_facility.h) cancels its handle and schedules a
+  // new one; the timer service engine calls TimerService::reschedule (service_
+  // tasks.h). The other built-in engines refuse a value above 0 (subjects.h
+  // engine_for).
   double rearm_probability = 0.0;
 };
 
@@ -172,6 +176,9 @@ struct EngineConfig {
   // the scenario's catches planned as mutant cases (the subject is tlab's own
   // code on StressPlatform); "": the engine the roles select.
   std::string subject;
+  // The timer service engine's TimerServiceOptions::max_pending (0: no cap); the
+  // other engines refuse it (subjects.h engine_for).
+  std::size_t max_pending = 0;
 };
 
 struct FaultSpec {

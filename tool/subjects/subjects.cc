@@ -320,13 +320,23 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
             "(aba_wraparound). Remove it, set 0, or run with --subject";
       return nullptr;
     }
-    if (s.actors[i].rearm_probability > 0) {
+    if (s.actors[i].rearm_probability > 0 && chosen->name != "timer_service") {
       if (pointer != nullptr) *pointer = fmt::format("/actors/{}/rearm_probability", i);
-      why = "rearm_probability is for a subject (--subject): only the generic driver re-arms a "
-            "held timer (cancel its handle, schedule a replacement); tlab's own engines do not. "
-            "Remove it, set 0, or run with --subject";
+      why = fmt::format(
+          "rearm_probability is for a subject (--subject: the generic driver re-arms a held "
+          "timer) or the timer_service engine (TimerService::reschedule); the {} engine does "
+          "not re-arm. Remove it, set 0, or run with --subject",
+          chosen->name);
       return nullptr;
     }
+  }
+  if (s.engine.max_pending > 0 && chosen->name != "timer_service") {
+    at("/engine/max_pending");
+    why = fmt::format(
+        "engine.max_pending caps TimerService (TimerServiceOptions::max_pending); the {} "
+        "engine has no such cap. Remove it",
+        chosen->name);
+    return nullptr;
   }
   if (runner::count_of(s, Role::kTimerThread) > 1) {
     why = "timer_thread count must be 1: the timer service has one thread";
