@@ -6,8 +6,9 @@
 #   - `tlab run --html`: one failing case (a mutant on racing_cancellers, 300 ops);
 #   - `tlab check --html`: tests/e2e/browser/tiny_races.json, one clean case and one
 #     caught mutant pair, so the mutant-pairs section shows;
-#   - `tlab compare --html`: two workloads, two strategies, 2 ms per cell, 50 samples
-#     (tool/compare/html.h);
+#   - `tlab compare --html`: three workloads, two strategies and the peers, 1 and 2
+#     threads, 2 rounds of 2 ms per cell, 50 samples, so the scaling and versus
+#     tables show (tool/compare/html.h, summary.h);
 #   - `tlab mutants --layers scenario --html`: the kill matrix, the built-in suite's
 #     mutant cases once each (~12 s, most of it the cases' own waits).
 # For each page:
@@ -100,9 +101,10 @@ grep -q 'tlab replay run.json --case racing_cancellers/binary_heap/token_flag_on
 "$tlab" check "$src/tests/e2e/browser/tiny_races.json" --html check.html >/dev/null
 check_page "$work/check.html" '#summary' '#cases' '#mutant-pairs' '.outcome-caught'
 
-"$tlab" compare --workload insert_cancel,lateness --strategies binary_heap,sorted_list \
-  --pending 1000,10000 --cell-ms 2 --samples 50 --html compare.html >/dev/null
-check_page "$work/compare.html" '#conclusion' '#results' '.cost' '.cdf'
+"$tlab" compare --workload insert_cancel,lateness,mt_schedule_cancel \
+  --strategies binary_heap,sorted_list --peers --pending 1000,10000 --threads 1,2 --rounds 2 \
+  --cell-ms 2 --samples 50 --html compare.html >/dev/null
+check_page "$work/compare.html" '#conclusion' '#results' '#scaling' '#versus' '.cost' '.cdf'
 
 # The kill matrix: the built-in suite's mutant cases, once each (exit 1: some
 # mutants are caught by no scenario, which the matrix shows).
