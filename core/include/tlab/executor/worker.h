@@ -26,6 +26,7 @@
 // did before publishing it; handle transitions are acq_rel CASes (timer_handle.h).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -102,14 +103,19 @@ struct alignas(kCacheLine) ExecutorWorker {
 
   // tlab::ExecutorWorker::scrub: the seed's snapshot of the striped counters:
   // removes stale entries (at most `budget` buckets) only while cancellers have
-  // reported at least `threshold` more garbage than this worker has removed.
-  // Thread safety: the worker only.
-  void scrub(std::uint64_t threshold, std::size_t budget, ExecutorCounters<P>& stats) {
+  // reported at least max(threshold, wheel entries / live_ratio) more garbage than
+  // this worker has removed (live_ratio 0: threshold alone; Executor::Config says
+  // why the floor grows with the wheel). Thread safety: the worker only.
+  void scrub(std::uint64_t threshold, std::uint32_t live_ratio, std::size_t budget,
+             ExecutorCounters<P>& stats) {
     const std::uint64_t reported = garbage.sum();
     // Credits can land on the wrong worker when a cancel races a migration; never
     // let this worker's estimate go negative (and hide future garbage).
     if (garbage_consumed > reported) garbage_consumed = reported;
-    if (reported - garbage_consumed < threshold) return;
+    const std::uint64_t floor =
+        live_ratio == 0 ? threshold
+                        : std::max<std::uint64_t>(threshold, wheel.size() / live_ratio);
+    if (reported - garbage_consumed < floor) return;
     const std::size_t removed =
         wheel.scrub_if(budget, [](const WheelEntry& e) { return !e.timer->is_live(e.generation); });
     garbage_consumed += removed;
