@@ -327,6 +327,18 @@ TEST(Executor, CallbackExceptionsAreCounted) {
   EXPECT_EQ(m->ex.stats().fired, 2u);
 }
 
+// schedule_far: n idle timers 1000 + (i % spread) ms out on worker 0, adopted into
+// its wheel (one step), far enough that none comes due in a test's scrub laps.
+std::vector<Manual<>::Ex::Timer> schedule_far(Manual<>& m, int n, int spread) {
+  std::vector<Manual<>::Ex::Timer> ts;
+  for (int i = 0; i < n; ++i) {
+    ts.push_back(Manual<>::Ex::make_timer([] {}));
+    m.ex.schedule(ts.back(), Duration::milliseconds(1000 + i % spread));
+  }
+  m.step(1);  // adopt into the wheel
+  return ts;
+}
+
 // Remote cancels are reported through the striped counter and scrubbed from far
 // buckets before they come due.
 TEST(Executor, ScrubRemovesRemotelyCancelledEntries) {
@@ -334,12 +346,7 @@ TEST(Executor, ScrubRemovesRemotelyCancelledEntries) {
   c.scrub_garbage_threshold = 1;
   c.scrub_live_ratio = 0;  // every last stale entry, however few are left
   Manual<> m(c);
-  std::vector<Manual<>::Ex::Timer> ts;
-  for (int i = 0; i < 200; ++i) {
-    ts.push_back(Manual<>::Ex::make_timer([] {}));
-    m.ex.schedule(ts.back(), Duration::milliseconds(1000 + i % 50));
-  }
-  m.step(1);  // adopt into the wheel
+  const auto ts = schedule_far(m, 200, 50);
   for (int i = 0; i < 200; i += 2) ASSERT_TRUE(m.ex.cancel(ts[i]));
   for (int i = 0; i < 64; ++i) m.ex.run_worker_once(0);  // 8 buckets per run: a full lap
   EXPECT_EQ(m.ex.stats().stale_skipped, 100u);
@@ -355,12 +362,7 @@ TEST(Executor, ScrubWaitsForGarbageInProportionToTheWheel) {
   c.scrub_garbage_threshold = 1;
   ASSERT_EQ(c.scrub_live_ratio, 8u);  // the default
   Manual<> m(c);
-  std::vector<Manual<>::Ex::Timer> ts;
-  for (int i = 0; i < 800; ++i) {
-    ts.push_back(Manual<>::Ex::make_timer([] {}));
-    m.ex.schedule(ts.back(), Duration::milliseconds(1000 + i % 400));
-  }
-  m.step(1);  // adopt into the wheel
+  const auto ts = schedule_far(m, 800, 400);
   for (int i = 0; i < 50; ++i) ASSERT_TRUE(m.ex.cancel(ts[static_cast<std::size_t>(i)]));
   for (int i = 0; i < 64; ++i) m.ex.run_worker_once(0);  // a full lap
   EXPECT_EQ(m.ex.stats().stale_skipped, 0u);  // 50 < 800 / 8
