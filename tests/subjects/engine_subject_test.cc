@@ -29,6 +29,7 @@ TEST_P(CorrectSubject, PassesTheFacilityScenario) {
   EXPECT_TRUE(ran.r.violations.empty()) << summary(ran);
   EXPECT_GT(counter(ran, "fired"), 0u) << summary(ran);
   EXPECT_GT(counter(ran, "pending_at_destroy"), 0u) << summary(ran);
+  EXPECT_EQ(counter(ran, "idle_probes"), 4u) << summary(ran);  // every probe fired
   EXPECT_GT(ran.r.latency.count("fire_lateness"), 0u);
   EXPECT_GT(ran.r.latency.count("schedule_cost"), 0u);
 }
@@ -107,7 +108,11 @@ INSTANTIATE_TEST_SUITE_P(
         Bug{"fifo_virtual", TLAB_TEST_SUBJECT_FIFO, "facility_ties", "fifo_order"},
         Bug{"einval_virtual", TLAB_TEST_SUBJECT_EINVAL, "facility_ties", "lost_timer"},
         Bug{"pending_virtual", TLAB_TEST_SUBJECT_PENDING, "facility_ties", "conservation"},
-        Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"}),
+        Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"},
+        Bug{"idle_sleep_real", TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP, "facility_races",
+            "lost_timer"},
+        Bug{"idle_sleep_virtual_scenario", TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP, "facility_ties",
+            "lost_timer"}),
     [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
 
 // Through the runner, the correct subject passes and the report says whose
@@ -159,6 +164,22 @@ TEST(EngineSubjectRunner, FiringAfterDestroyIsFiredAfterCancel) {
   ASSERT_EQ(r.violations.count("fired_after_cancel"), 1u) << r.message;
   EXPECT_NE(r.violations.at("fired_after_cancel").first_example.find("after destroy() had returned"),
             std::string::npos);
+}
+
+// A self-driven subject that parks while idle and is told of a new timer only
+// when others were pending: the actors keep it busy, so it may pass the race, but
+// the drain's idle probes find it: a probe into the drained subject is lost
+// (the first, or the second when the first wakes a thread parked on a timer the
+// race left behind), named as such, and probing stops there.
+TEST(EngineSubject, TimerAddedWhileIdleIsLostAndProbed) {
+  const Ran ran = run_on(load("facility_races"), TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  ASSERT_GE(count_of(ran, "lost_timer"), 1u) << summary(ran);
+  const std::string& ex = ran.r.violations.at("lost_timer").first_example;
+  EXPECT_NE(ex.find("idle probe"), std::string::npos) << ex;
+  EXPECT_NE(ex.find("into a drained subject"), std::string::npos) << ex;
+  EXPECT_GE(counter(ran, "idle_probes"), 1u) << summary(ran);
+  EXPECT_LE(counter(ran, "idle_probes"), 2u) << summary(ran);
 }
 
 // ---- which scenarios a subject accepts ----

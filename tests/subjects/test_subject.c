@@ -27,6 +27,11 @@
  *   |                           | calls lock one mutex (THREAD_SAFE, MONOTONIC)   |                     |
  *   | + TLAB_TEST_BUG_SELF_AFTER_DESTROY | destroy() neither stops the thread nor | fired_after_cancel  |
  *   |                           | drops pending timers                            |                     |
+ *   | + TLAB_TEST_BUG_SELF_IDLE_SLEEP | with nothing pending the thread parks on a | lost_timer (the     |
+ *   |                           | condvar that schedule signals only when timers  | drain's idle probes)|
+ *   |                           | were already pending: a timer added to an idle  |                     |
+ *   |                           | facility waits for the next schedule, for ever  |                     |
+ *   |                           | if none comes (the lost wake at idle)           |                     |
  *
  * Cost: schedule and cancel O(pending) (array insert/erase), poll O(fired).
  */
@@ -72,6 +77,7 @@ typedef struct facility {
   /* TLAB_TEST_SELF_DRIVEN only */
   pthread_mutex_t mu; /* guards everything above */
   pthread_t thread;
+  pthread_cond_t idle; /* TLAB_TEST_BUG_SELF_IDLE_SLEEP: the parked thread's */
   int stop; /* mu */
 } facility;
 
@@ -263,6 +269,9 @@ static void* timer_thread(void* arg) {
     pthread_mutex_lock(&f->mu);
     const int stop = f->stop;
     if (!stop) poll_timers(f, monotonic_ns());
+#ifdef TLAB_TEST_BUG_SELF_IDLE_SLEEP
+    while (f->npending == 0 && !f->stop) pthread_cond_wait(&f->idle, &f->mu);
+#endif
     pthread_mutex_unlock(&f->mu);
     if (stop) return NULL;
     const struct timespec nap = {0, 50000};
@@ -275,6 +284,7 @@ static tlab_status self_create(const tlab_subject_config* config, void** self) {
   if (st != TLAB_OK) return st;
   facility* f = *self;
   pthread_mutex_init(&f->mu, NULL);
+  pthread_cond_init(&f->idle, NULL);
   if (pthread_create(&f->thread, NULL, timer_thread, f) != 0) {
     destroy(f);
     return TLAB_EFAIL;
@@ -289,8 +299,10 @@ static void self_destroy(void* self) {
   facility* f = self;
   pthread_mutex_lock(&f->mu);
   f->stop = 1;
+  pthread_cond_broadcast(&f->idle);
   pthread_mutex_unlock(&f->mu);
   pthread_join(f->thread, NULL);
+  pthread_cond_destroy(&f->idle);
   pthread_mutex_destroy(&f->mu);
   destroy(f);
 #endif
@@ -302,7 +314,14 @@ static tlab_status self_schedule(void* self, int64_t now_ns, int64_t delay_ns, u
   facility* f = self;
   (void)now_ns;
   pthread_mutex_lock(&f->mu);
+  const int was_idle = f->npending == 0;
   const tlab_status st = schedule(f, monotonic_ns(), delay_ns, cookie, handle);
+#ifdef TLAB_TEST_BUG_SELF_IDLE_SLEEP
+  if (!was_idle) pthread_cond_signal(&f->idle); /* BUG: an idle thread is never told */
+#else
+  (void)was_idle;
+  pthread_cond_signal(&f->idle); /* nobody waits on it: the thread polls every 50 us */
+#endif
   pthread_mutex_unlock(&f->mu);
   return st;
 }

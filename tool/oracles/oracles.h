@@ -17,7 +17,7 @@
 //   | fired_after_cancel  | a timer ran after a cancel that reported success          | accurate_cancel  | expect.<name>    |
 //   | early_fire          | a timer ran, or a wait expired, before its deadline       | never_early      | expect.<name>    |
 //   | lost_timer          | a timer due before the drain horizon neither ran nor was  | delivery         | expect.<name>    |
-//   |                     | cancelled                                                 |                  |                  |
+//   |                     | cancelled; an idle probe (subjects) never ran             |                  |                  |
 //   | wrong_result        | CANCELED reported though no canceller won (or the reverse)| accurate_cancel  | expect.<name>    |
 //   | wait_group_negative | the wait group's counter went below zero                  | counter_floor    | expect.<name>    |
 //   | mutual_exclusion    | two holders of the timed mutex at once                    | mutual_exclusion | expect.<name>    |

@@ -21,8 +21,11 @@
 //   |              | with stale_probability a stale cancel                              |
 //   | timer_thread | the loop thread: poll(CLOCK_MONOTONIC now) every tick/2 (LOOP);    |
 //   |              | for a SELF subject, the subject's own threads (noted)              |
-//   | (the end)    | drain to the horizon, pending(), then 12 timers due now, in 1 ms   |
-//   |              | and in an hour, and destroy() with them pending                    |
+//   | (the end)    | drain to the horizon; then kIdleProbes idle probes, one at a time: |
+//   |              | a timer due in one tick scheduled into the drained subject, waited |
+//   |              | for until it fires (or overdue_grace_ passes); pending(); then 12  |
+//   |              | timers due now, in 1 ms and in an hour, and destroy() with them    |
+//   |              | pending                                                            |
 //
 // A stale cancel is cancel(handle) of a timer that already settled (fired or was
 // prevented), picked at random from the last kStaleRing settled: the subject must
@@ -70,6 +73,7 @@
 //   |                    | timer never fired nor prevented by the end; a fire of a cookie |
 //   |                    | whose schedule was refused                                     |
 //   | lost_timer         | accepted, not prevented, due by the drain horizon, never fired;|
+//   |                    | an idle probe not fired overdue_grace_ past its deadline;      |
 //   |                    | TLAB_EINVAL for a delay within [0, max_delay_ns]               |
 //   | fifo_order         | equal deadlines from one scheduler fired out of schedule order |
 //   | conservation       | pending() != scheduled - fired - prevented, at quiescent points|
@@ -96,6 +100,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -180,6 +185,14 @@ class FacilityCase {
   struct Stale {
     std::uint64_t cookie = 0, handle = 0;
   };
+  // Idle probes: a timer scheduled into a subject with nothing else due must fire.
+  // Losing it is the lost-wake-at-idle class: an event loop that sleeps past a
+  // timer added while it idles, a sharded timer thread that waits on one shard
+  // while the new timer sits in another (tokio #6682). Racing actors rarely leave
+  // that state at the right moment; the drain always does. Four, one at a time,
+  // so a subject that spreads timers round robin over up to four places gets a
+  // probe in each; each costs about one tick when the subject is right.
+  static constexpr int kIdleProbes = 4;
 
   // ---- engine_subject_facility.cc: the calls and their judging ----
   std::int64_t host_now() const;
@@ -251,6 +264,13 @@ class FacilityCase {
   void run_threads();
   void run_virtual();
   void drain_and_check();
+  // idle_probes: kIdleProbes probes (above), each waited for; lost_timer for one
+  // that does not fire, after which probing stops. Counter "idle_probes".
+  void idle_probes();
+  bool is_live(std::uint64_t cookie);
+  // wait_step: one step of waiting for the subject: a virtual tick and a poll on
+  // the virtual clock, else a short sleep (the poller or the subject fires).
+  void wait_step(std::chrono::nanoseconds real_sleep);
   bool due_unsettled_by(std::int64_t target);
   void check_conservation(const char* when);
   void shutdown_with_pending();
@@ -293,6 +313,7 @@ class FacilityCase {
   std::string error_;  // err_mu_: the first driver error
   std::thread poller_;      // real clock, LOOP subjects: poll until the drain ends
   ActorRun shutdown_;       // the timers left pending for destroy()
+  ActorRun probe_;          // the idle probes (idle_probes)
 };
 
 }  // namespace tlab::tool::runner

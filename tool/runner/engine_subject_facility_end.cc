@@ -52,6 +52,9 @@ void FacilityCase::build_actors() {
   for (ActorRun& r : runs_) {
     if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, producers);
   }
+  probe_.st = &ctx_.add_actor("probe#0");
+  probe_.log = &ctx_.log_of(*probe_.st);
+  probe_.st->set(Phase::kWaiting);  // for the drain
   shutdown_.st = &ctx_.add_actor("shutdown#0");
   shutdown_.log = &ctx_.log_of(*shutdown_.st);
   shutdown_.st->set(Phase::kWaiting);  // for the others to finish
@@ -187,14 +190,9 @@ void FacilityCase::drain_and_check() {
                                          std::max(std::int64_t{50'000'000}, 20 * tick_ns_)));
   const std::int64_t until = sat_add(target, drain_ns);
   while (due_unsettled_by(target) && host_now() < until && !ctx_.stopping()) {
-    if (virtual_) {
-      vclock_.store(host_now() + tick_ns_, std::memory_order::relaxed);  // this thread only
-      poll_once();
-      check_conservation("after a virtual step");
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    wait_step(std::chrono::milliseconds(1));
   }
+  if (!ctx_.stopping()) idle_probes();
   poller_stop_.store(true, std::memory_order::release);  // pairs with poller_loop
   if (poller_.joinable()) poller_.join();
   if (ctx_.stopping()) return;  // a mutant's first finding, or a driver error
@@ -225,6 +223,59 @@ void FacilityCase::drain_and_check() {
     ctx_.set_counter("pending", live_.size());
   }
   check_conservation("after the drain");
+}
+
+void FacilityCase::wait_step(std::chrono::nanoseconds real_sleep) {
+  if (virtual_) {
+    vclock_.store(host_now() + tick_ns_, std::memory_order::relaxed);  // this thread only
+    poll_once();
+    check_conservation("after a virtual step");
+  } else {
+    std::this_thread::sleep_for(real_sleep);
+  }
+}
+
+bool FacilityCase::is_live(std::uint64_t cookie) {
+  std::lock_guard lk(mu_);
+  return live_.count(cookie) != 0;
+}
+
+void FacilityCase::idle_probes() {
+  if ((calls_.d().promises & TLAB_PROMISE_DELIVERY) == 0) return;  // nothing promised
+  probe_.st->set(Phase::kWorking);
+  const std::int64_t delay = std::min(tick_ns_, max_delay_);
+  int sent = 0;
+  for (int i = 0; i < kIdleProbes && !ctx_.stopping(); ++i) {
+    std::uint64_t cookie = 0, handle = 0;
+    if (!schedule_timer(probe_, delay, false, cookie, handle)) break;  // judged there
+    ++sent;
+    probe_.st->ops.fetch_add(1, std::memory_order::relaxed);
+    std::int64_t scheduled_at = 0, deadline = 0;
+    std::size_t others = 0;  // live timers besides the probe, none of them due
+    {
+      std::lock_guard lk(mu_);
+      const auto it = live_.find(cookie);
+      if (it == live_.end()) continue;  // fired already
+      scheduled_at = it->second.scheduled_at;
+      deadline = it->second.deadline;
+      others = live_.size() - 1;
+    }
+    const std::int64_t until = sat_add(deadline, overdue_grace_);
+    while (is_live(cookie) && host_now() < until && !ctx_.stopping()) {
+      wait_step(std::chrono::microseconds(100));
+    }
+    if (ctx_.stopping() || !is_live(cookie)) continue;
+    ctx_.violation(Oracle::kLostTimer,
+                   fmt::format("idle probe {}/{}: cookie {}, schedule(now, delay={} ns) at {} "
+                               "returned handle 0x{:x} into a drained subject ({} other timers "
+                               "pending, none due), due at {}; not fired by {} (a timer added "
+                               "while the subject idles must wake it)",
+                               i + 1, kIdleProbes, cookie, delay, at(scheduled_at), handle,
+                               others, at(deadline), at(host_now())));
+    break;  // the subject is no longer idle: later probes would prove nothing new
+  }
+  ctx_.set_counter("idle_probes", static_cast<std::uint64_t>(sent));
+  probe_.st->set(Phase::kDone);
 }
 
 void FacilityCase::check_conservation(const char* when) {
