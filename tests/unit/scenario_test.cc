@@ -34,7 +34,7 @@ constexpr const char* kGood = R"({
     {"point": "token.before_resolve_cas", "delay_us": {"uniform": [1, 50]}, "probability": 0.1},
     {"point": "timer.before_notify", "action": "yield", "probability": 1}
   ],
-  "run": {"operations": 1000, "budget_s": 2.5, "seed": 9, "max_pending": 77},
+  "run": {"operations": 1000, "budget_s": 2.5, "seed": 9, "max_pending": 77, "sim": "pct"},
   "expect": {"lost_wakeup": 3, "fire_lateness_us": {"p99_max": 5000, "max": 9000}},
   "catches": ["token_flag_only"]
 })";
@@ -109,6 +109,8 @@ TEST(ScenarioTest, FullDocumentLoadsEveryField) {
   EXPECT_DOUBLE_EQ(s->run.budget_s, 2.5);
   EXPECT_EQ(s->run.seed, 9u);
   EXPECT_EQ(s->run.max_pending, 77u);
+  ASSERT_TRUE(s->run.sim.has_value());
+  EXPECT_EQ(s->run.sim->strategy, SimStrategy::kPct);
   EXPECT_EQ(s->expect.max_violations[static_cast<std::size_t>(Oracle::kLostWakeup)], 3u);
   EXPECT_EQ(s->expect.max_violations[static_cast<std::size_t>(Oracle::kDoubleResume)], 0u);
   EXPECT_EQ(s->expect.fire_lateness_us.p99_max, 5000);
@@ -127,6 +129,7 @@ TEST(ScenarioTest, DefaultsApplyWhenSectionsAreOmitted) {
   EXPECT_EQ(s->engine.token_bits, 32);
   EXPECT_EQ(s->engine.clock, ClockKind::kSteady);
   EXPECT_EQ(s->run.seed, 1u);
+  EXPECT_FALSE(s->run.sim.has_value());  // real threads
   EXPECT_TRUE(s->faults.empty());
   EXPECT_TRUE(s->catches.empty());
 }
@@ -215,6 +218,9 @@ TEST(ScenarioTest, SchemaErrorsCarryPointers) {
                "/run/budget_s", "> 0");
   expect_error(with("", R"([{"role": "waiter", "count": 257, "timeout_us": {"fixed": 1}}])"),
                "/actors/0/count", "<= 256");
+  expect_error(with("", R"([{"role": "waiter", "count": 1, "timeout_us": {"fixed": 1}}])",
+                    R"({"operations": 1, "budget_s": 1, "sim": "walk"})"),
+               "/run/sim", "walk");
 }
 
 // Huge strings in every patterned field (and anywhere else) are refused by length

@@ -11,6 +11,7 @@
 
 #include "base/embedded.h"
 #include "oracles/oracles.h"
+#include "scenario/scenario.h"
 #include "tlab/queue/strategy.h"
 
 namespace tlab::tool {
@@ -157,6 +158,41 @@ TEST(SubjectsTest, EngineSubjectMustBeABuiltInDescriptor) {
   EXPECT_FALSE(check_runnable(s, "f.json", errors));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].pointer, "/engine/subject");
+}
+
+// run.sim is accepted where the engine runs under simulation and refused at
+// /run/sim, naming the reason, where it does not (an engine with a sim_refusal, or
+// a scenario on a built-in subject).
+TEST(SubjectsTest, RunSimNeedsAnEngineThatSimulates) {
+  static const ScenarioLoader loader;
+  auto load = [](const std::string& actors, const std::string& engine) {
+    InputErrors errors;
+    auto s = loader.load_text(R"({"name": "t", "description": "t", "engine": )" + engine +
+                                  R"(, "actors": [)" + actors +
+                                  R"(], "run": {"operations": 10, "budget_s": 1, "sim": "random"}})",
+                              "f.json", errors);
+    EXPECT_TRUE(s) << (errors.empty() ? "" : errors.front().str());
+    return *s;
+  };
+  InputErrors errors;
+  const Scenario service =
+      load(R"({"role": "waiter", "count": 1, "timeout_us": {"fixed": 100}})", "{}");
+  EXPECT_TRUE(check_runnable(service, "f.json", errors));
+  EXPECT_TRUE(errors.empty());
+  const Scenario group = load(R"({"role": "wait_group_member", "count": 2, "delay_us": {"fixed": 1}},
+                                 {"role": "wait_group_waiter", "count": 1, "timeout_us": {"fixed": 100}})",
+                              "{}");
+  EXPECT_FALSE(check_runnable(group, "f.json", errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].pointer, "/run/sim");
+  EXPECT_NE(errors[0].message.find("timed_wait_group"), std::string::npos) << errors[0].message;
+  errors.clear();
+  const Scenario sharded =
+      load(R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 100}})",
+           R"({"subject": "sharded_service"})");
+  EXPECT_FALSE(check_runnable(sharded, "f.json", errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].pointer, "/run/sim");
 }
 
 TEST(SubjectsTest, FifoTiesFollowTheStrategy) {

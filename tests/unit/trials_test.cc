@@ -47,6 +47,26 @@ CaseResult trial(Verdict v, std::optional<std::uint64_t> detect_us = std::nullop
   return r;
 }
 
+// A scenario's run.sim makes its cases simulated; --sim overrides the mode, and a
+// case on a subject runs real threads whatever the file says.
+TEST(TrialsTest, RunSimPlansSimulatedCasesUnlessOverridden) {
+  Scenario s = make_scenario();
+  s.run.sim = SimSpec{.strategy = SimStrategy::kPct};
+  const CaseSpec plain = plan_case(s, "binary_heap", std::nullopt, {}, false);
+  ASSERT_TRUE(plain.sim.has_value());
+  EXPECT_EQ(plain.sim->strategy, SimStrategy::kPct);
+  Overrides random;
+  random.sim = SimSpec{.strategy = SimStrategy::kRandom};
+  EXPECT_EQ(plan_case(s, "binary_heap", std::nullopt, random, false).sim->strategy,
+            SimStrategy::kRandom);
+  Overrides subject;
+  subject.subject = "libuv";
+  subject.subject_name = "libuv";
+  EXPECT_FALSE(plan_case(s, "libuv", std::nullopt, subject, false).sim.has_value());
+  s.run.sim.reset();
+  EXPECT_FALSE(plan_case(s, "binary_heap", std::nullopt, {}, false).sim.has_value());
+}
+
 // A plain case fails if any trial fails: it shows the first failing trial, counts
 // the failures, sums the durations and has no detection median.
 TEST(TrialsTest, PlainCasePassesOnlyIfEveryTrialPasses) {

@@ -70,7 +70,9 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
   } else if (!s.engine.subject.empty()) {
     c.subject = s.engine.subject;  // a built-in row: its name is its spec
   }
-  c.sim = o.sim;
+  // --sim wins; a scenario's run.sim applies to tlab's own engines only (a
+  // subject's threads are not tasks of the simulation).
+  c.sim = o.sim ? o.sim : c.subject.empty() ? s.run.sim : std::nullopt;
   return c;
 }
 

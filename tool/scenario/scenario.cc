@@ -363,6 +363,10 @@ std::optional<Scenario> ScenarioLoader::load_document(const Json& doc, const std
   s.run.budget_s = run.at("budget_s").get<double>();
   s.run.seed = run.value("seed", s.run.seed);
   s.run.max_pending = run.value("max_pending", s.run.max_pending);
+  if (run.contains("sim")) {
+    // The schema's enum admits only the names sim_strategy_from_name knows.
+    s.run.sim = SimSpec{.strategy = *sim_strategy_from_name(run["sim"].get<std::string>())};
+  }
   read_expect(doc, s);
   read_catches(doc, s, check);
   read_catches(doc, s, check, "tsan_catches");

@@ -36,6 +36,7 @@
 
 #include "base/json_input.h"
 #include "oracles/oracles.h"
+#include "runner/sim_spec.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/stress_control.h"
@@ -193,6 +194,11 @@ struct RunConfig {
   double budget_s = 1.0;
   std::uint64_t seed = 1;
   std::uint64_t max_pending = 100000;  // live timers; the runner stops scheduling here
+  // run.sim: the scenario runs under deterministic simulation unless the command
+  // line says otherwise (--sim overrides it; --subject runs real threads). For a
+  // finding that depends on one interleaving, e.g. an expect.at_least
+  // demonstration, which real threads show only when the machine's timing allows.
+  std::optional<SimSpec> sim;
 };
 
 struct Scenario {

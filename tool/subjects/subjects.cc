@@ -390,12 +390,24 @@ bool check_runnable(const Scenario& s, const std::string& file, InputErrors& err
                                     s.engine.subject)});
       return false;
     }
+    if (s.run.sim) {
+      errors.push_back({file, "/run/sim",
+                        "run.sim: " + *sim_refusal(s) + "; remove run.sim to run it on real threads"});
+      return false;
+    }
     return true;
   }
   std::string why, pointer;
   const SubjectInfo* engine = engine_for(s, why, &pointer);
   if (engine == nullptr) {
     errors.push_back({file, pointer, "no engine can run this scenario: " + why});
+    return false;
+  }
+  if (s.run.sim && !engine->sim_refusal.empty()) {
+    errors.push_back({file, "/run/sim",
+                      fmt::format("run.sim: engine {} does not run under simulation: {}; remove "
+                                  "run.sim to run it on real threads",
+                                  engine->name, engine->sim_refusal)});
     return false;
   }
   std::array<bool, kRoleCount> has{};
