@@ -23,7 +23,7 @@ CellSettings tiny() {
 
 class AbiCompareTest : public ::testing::TestWithParam<std::string> {};
 
-// The four cost workloads do operations, and insert_cancel measures bytes per
+// The five cost workloads do operations, and insert_cancel measures bytes per
 // timer, on the subject through the ABI.
 TEST_P(AbiCompareTest, CostWorkloadsDoWork) {
   const SubjectInfo* row = find_subject(GetParam());
@@ -32,7 +32,7 @@ TEST_P(AbiCompareTest, CostWorkloadsDoWork) {
   EXPECT_EQ(subject->name(), GetParam() + "_abi");
   EXPECT_NE(subject->note().find(GetParam()), std::string::npos) << subject->note();
   for (Workload w : {Workload::kInsertCancel, Workload::kInsertExpire, Workload::kChurn,
-                     Workload::kMtScheduleCancel}) {
+                     Workload::kMtScheduleCancel, Workload::kMtChurn}) {
     const CostResult r = subject->cost(w, 1000, tiny());
     EXPECT_GT(r.ops, 0u) << name_of(w);
     EXPECT_GT(r.ns_per_op, 0) << name_of(w);
@@ -57,7 +57,7 @@ INSTANTIATE_TEST_SUITE_P(Peers, AbiCompareTest,
 
 // A facility whose schedule always fails: every workload throws an error naming
 // the subject and the call, and none hangs or terminates (the failing call is on a
-// worker thread in mt_schedule_cancel and cancel_to_resume).
+// worker thread in the mt workloads and cancel_to_resume).
 tlab_status ok_create(const tlab_subject_config*, void** self) {
   *self = nullptr;
   return TLAB_OK;
@@ -103,7 +103,7 @@ TEST(AbiCompareErrorTest, FailingCallsStopEveryWorkloadWithTheSubjectsName) {
     }
   };
   for (Workload w : {Workload::kInsertCancel, Workload::kInsertExpire, Workload::kChurn,
-                     Workload::kMtScheduleCancel}) {
+                     Workload::kMtScheduleCancel, Workload::kMtChurn}) {
     // pending 0: the first failing call is in the measured loop (for mt, on a worker).
     expect_error([&] { subject->cost(w, 0, tiny()); }, name_of(w));
   }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include <unistd.h>
 #include <fstream>
@@ -102,8 +103,8 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
   const Json doc = read_valid_report(report);
   ASSERT_TRUE(doc.contains("compare"));
   const Json& results = doc.at("compare").at("results");
-  // 6 subjects x (4 cost workloads x 1 size + lateness + cancel_to_resume).
-  EXPECT_EQ(results.size(), 6u * 6u);
+  // 6 subjects x (5 cost workloads x 1 size + lateness + cancel_to_resume).
+  EXPECT_EQ(results.size(), 6u * 7u);
   for (const Json& row : results) {
     if (row.at("workload") == "insert_cancel") {
       EXPECT_GT(row.at("bytes_per_timer").get<double>(), 0);
@@ -118,7 +119,7 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
     }
   }
   // Two strategies and four peers measured every cost cell: one versus row each.
-  EXPECT_EQ(doc.at("compare").at("versus_peers").size(), 4u);
+  EXPECT_EQ(doc.at("compare").at("versus_peers").size(), 5u);
   EXPECT_TRUE(doc.at("compare").at("scaling").empty());  // one thread count
   const std::string page = slurp(html);
   EXPECT_NE(page.find("<svg"), std::string::npos);
@@ -145,18 +146,20 @@ TEST(CompareCliTest, ExecutorSubjectRunsEveryWorkload) {
     ++rows;
     EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
   }
-  EXPECT_EQ(rows, 6u);
+  EXPECT_EQ(rows, 7u);
   std::filesystem::remove_all(dir);
 }
 
-// --threads 1,2: one mt_schedule_cancel row per thread count for every subject, and
-// a scaling table whose rows are each subject's ops/s over its own at 1 thread.
+// --threads 1,2: one row per mt workload and thread count for every subject, and a
+// scaling table whose rows are each subject's ops/s over its own at 1 thread in the
+// same workload.
 TEST(CompareCliTest, ThreadListGivesOneRowPerCountAndAScalingTable) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("tlab_compare_scaling_test." + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string report = (dir / "r.json").string();
-  const CliRun r = cli({"--workload", "mt_schedule_cancel", "--strategies", "hashed_wheel",
+  const CliRun r = cli({"--workload", "mt_schedule_cancel,mt_churn", "--strategies", "hashed_wheel",
+                        "--peers",
                         "--subject", "executor", "--subject", "sharded_service", "--pending",
                         "1000", "--cell-ms", "4", "--threads", "2,1", "--rounds", "1",
                         "--report", report});
@@ -166,20 +169,26 @@ TEST(CompareCliTest, ThreadListGivesOneRowPerCountAndAScalingTable) {
   ASSERT_TRUE(doc.contains("compare"));
   const Json& c = doc.at("compare");
   EXPECT_EQ(c.at("settings").at("threads"), Json::array({1, 2}));
-  std::map<std::pair<std::string, int>, double> ops;
+  std::map<std::tuple<std::string, std::string, int>, double> ops;
   for (const Json& row : c.at("results")) {
-    ops[{row.at("impl").get<std::string>(), row.at("threads").get<int>()}] =
-        row.at("ops_per_s").get<double>();
+    EXPECT_GT(row.at("ops_per_s").get<double>(), 0) << row.dump();
+    ops[{row.at("workload").get<std::string>(), row.at("impl").get<std::string>(),
+         row.at("threads").get<int>()}] = row.at("ops_per_s").get<double>();
   }
-  EXPECT_EQ(ops.size(), 6u);  // 3 subjects x 2 thread counts
-  ASSERT_EQ(c.at("scaling").size(), 6u);
+  // 7 subjects (hashed_wheel, executor, sharded_service, 4 peers) x 2 workloads x
+  // 2 thread counts.
+  EXPECT_EQ(ops.size(), 28u);
+  ASSERT_EQ(c.at("scaling").size(), 28u);
   for (const Json& s : c.at("scaling")) {
+    const std::string w = s.at("workload").get<std::string>();
     const std::string impl = s.at("impl").get<std::string>();
     EXPECT_EQ(s.at("base_threads"), 1);
     EXPECT_DOUBLE_EQ(s.at("vs_base").get<double>(),
-                     ops.at({impl, s.at("threads").get<int>()}) / ops.at({impl, 1}))
+                     ops.at({w, impl, s.at("threads").get<int>()}) / ops.at({w, impl, 1}))
         << s.dump();
   }
+  // One versus row per workload and thread count.
+  EXPECT_EQ(c.at("versus_peers").size(), 4u);
   std::filesystem::remove_all(dir);
 }
 

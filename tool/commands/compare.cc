@@ -21,7 +21,7 @@
 // Defaults are chosen so that `tlab compare --peers --html out.html` measures
 // every strategy and peer in one process in about 2 minutes on 2 cores:
 // pending 1K, 100K, 1M; 40 ms of CPU per cell in each of 3 interleaved rounds (rows
-// are medians, run.h); mt_schedule_cancel on 2 threads; 1000 latency samples.
+// are medians, run.h); the mt workloads on 2 threads; 1000 latency samples.
 // Sizes up to 10M are accepted (--pending 1000,10000000). A scaling table needs
 // several thread counts: --threads 1,2 (summary.h).
 //
@@ -165,8 +165,8 @@ class CompareCommand final : public Command {
         ->type_name("N")
         ->check(CLI::Range(1, 100'000));
     sub_->add_option("--threads", threads_,
-                     "thread counts of mt_schedule_cancel, one cell each; two or more give the "
-                     "scaling table (default 2)")
+                     "thread counts of the mt workloads (mt_schedule_cancel, mt_churn), one cell "
+                     "each; two or more give the scaling table (default 2)")
         ->type_name("N,...")
         ->delimiter(',')
         ->check(CLI::Range(1, 64));

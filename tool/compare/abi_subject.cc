@@ -11,9 +11,11 @@
 //   | churn              | poll(now) (LOOP) or a yield while the subject's own thread    |
 //   |                    | fires (SELF), housekeeping = one more poll (drains what a     |
 //   |                    | library queues on cancel, e.g. asio's aborted waits)          |
-//   | mt_schedule_cancel | s.threads threads schedule + cancel on one instance holding   |
-//   |                    | `pending` timers; each call under one mutex unless the        |
-//   |                    | subject promises THREAD_SAFE; nobody polls (no timer is due)  |
+//   | mt_schedule_cancel,| s.threads threads run MtOps (subject.h) on one instance      |
+//   | mt_churn           | holding `pending` timers; each call under one mutex unless the|
+//   |                    | subject promises THREAD_SAFE; mt_churn polls a LOOP subject   |
+//   |                    | every 16th op of each thread (one poller at a time), a SELF   |
+//   |                    | one fires on its own; mt_schedule_cancel polls nobody         |
 //   | lateness           | s.samples timers 200 us apart; fired() records its own        |
 //   |                    | CLOCK_MONOTONIC reading minus the deadline; a LOOP subject is |
 //   |                    | polled in a busy loop, a SELF one is left to its thread       |
@@ -166,17 +168,25 @@ class AbiSubject final : public Subject {
   bool is_peer() const override { return true; }
   std::string note() const override {
     return fmt::format(
-        "{} through the subject ABI ({}-driven): {}; mt_schedule_cancel {}; cancel_to_resume is "
+        "{} through the subject ABI ({}-driven): {}; the mt workloads {}; cancel_to_resume is "
         "cancel() plus a condition-variable hand-off to the thread waiting on the timer",
         d_.name, d_.drive == TLAB_DRIVE_LOOP ? "loop" : "self", d_.summary,
         thread_safe() ? "calls it concurrently (THREAD_SAFE)" : "serialises calls on one mutex");
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<AbiAdapter>(w, pending, s, d_, name_);
+    if (!is_mt(w)) return run_cost<AbiAdapter>(w, pending, s, d_, name_);
     Instance inst(d_, name_, /*serialise=*/!thread_safe());
     const std::int64_t t0 = mono_ns();
     for (std::size_t i = 0; i < pending; ++i) inst.schedule(t0, background_delay(i, pending), i);
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
+    const MtOps ops(w);
+    std::vector<std::uint64_t> handles(ops.slots(s.threads));  // slot: its thread's only
+    std::uint64_t cookie = pending;  // prearm's, then (t << 48) | k
+    ops.prearm(s.threads, [&](std::size_t slot, std::int64_t d) {
+      handles[slot] = inst.schedule(mono_ns(), d, cookie++);
+    });
+    // A LOOP subject's poll is one loop pass: one thread at a time, even when the
+    // subject promises THREAD_SAFE (a loop has one owner).
+    std::mutex poll_mu;
     // A failed call must not escape a worker thread (std::terminate): the first
     // error is kept, the other operations become no-ops, and it is rethrown here.
     std::atomic<bool> failed{false};
@@ -185,7 +195,16 @@ class AbiSubject final : public Subject {
     const CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) {
       if (failed.load(std::memory_order_relaxed)) return;  // an early exit only; em orders error
       try {
-        inst.cancel(inst.schedule(mono_ns(), delays[k & 4095], (std::uint64_t{t} << 48) | k));
+        ops.step(
+            t, k,
+            [&](std::size_t slot, std::int64_t d) {
+              handles[slot] = inst.schedule(mono_ns(), d, (std::uint64_t{t} << 48) | k);
+            },
+            [&](std::size_t slot) { inst.cancel(handles[slot]); });
+        if (ops.poll_due(k) && inst.loop()) {
+          std::lock_guard<std::mutex> lk(poll_mu);
+          inst.poll();
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lk(em);
         if (!error) error = std::current_exception();

@@ -18,6 +18,9 @@
 //   |                    | another worker armed; its own stays armed and the next     |
 //   |                    | schedule of it is a re-arm). `pending` timers are spread   |
 //   |                    | over the workers, each armed by its own worker             |
+//   | mt_churn           | s.threads workers; each re-arms its own 1024 timers on its |
+//   |                    | local path (MtOps, subject.h) in tasks of 256 ops that post|
+//   |                    | the next, so its wheel fires between tasks                 |
 //   | lateness           | the threaded executor; timers scheduled from the compare   |
 //   |                    | thread (the submission path), 1 ms resolution              |
 //   | cancel_to_resume   | a thread parked on a condition variable until its timer    |
@@ -28,6 +31,7 @@
 // Ground rules: compare thread only; the workers' results are handed back through
 // std::promise (which orders them before the compare thread reads them).
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <mutex>
 
@@ -84,24 +88,18 @@ class LocalAdapter {
   std::vector<Timer> timers_;
 };
 
-// One worker's share of mt_schedule_cancel.
+// One worker's share of an mt workload.
 struct WorkerShare {
   std::uint64_t ops = 0;
   std::int64_t cpu_ns = 0;
 };
 
-CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
-  const std::size_t n = s.threads < 1 ? 1 : s.threads;
-  constexpr std::size_t kOwn = 64;
-  Ex ex(Ex::Config{.workers = n}, steady());
-  std::vector<std::vector<Timer>> own(n);
-  for (auto& v : own) {
-    for (std::size_t i = 0; i < kOwn; ++i) v.push_back(Ex::make_timer([] {}));
-  }
+// arm_background: `pending` timers 5-15 s out, spread over the n workers, each
+// armed by its own worker on its local path; returns once all are armed.
+std::vector<Timer> arm_background(Ex& ex, std::size_t pending, std::size_t n) {
   std::vector<Timer> background;
   background.reserve(pending);
   for (std::size_t i = 0; i < pending; ++i) background.push_back(Ex::make_timer([] {}));
-  // Each worker arms its share of the background on its local path.
   std::vector<std::promise<void>> armed(n);
   for (std::size_t w = 0; w < n; ++w) {
     ex.post(w, [&, w] {
@@ -112,6 +110,36 @@ CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
     });
   }
   for (auto& a : armed) a.get_future().wait();
+  return background;
+}
+
+// collect: waits for every worker's share, then shuts the executor down (checking
+// its invariants); wall time runs from w0 to the last share.
+CostResult collect(Ex& ex, std::vector<std::promise<WorkerShare>>& shares, std::int64_t w0) {
+  CostResult r;
+  std::int64_t cpu = 0;
+  for (auto& sh : shares) {
+    const WorkerShare x = sh.get_future().get();
+    r.ops += x.ops;
+    cpu += x.cpu_ns;
+  }
+  const std::int64_t w1 = mono_ns();
+  r.ns_per_op = static_cast<double>(cpu) / static_cast<double>(r.ops);
+  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
+  ex.shutdown();
+  ex.check_invariants();
+  return r;
+}
+
+CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
+  const std::size_t n = s.threads < 1 ? 1 : s.threads;
+  constexpr std::size_t kOwn = 64;
+  Ex ex(Ex::Config{.workers = n}, steady());
+  std::vector<std::vector<Timer>> own(n);
+  for (auto& v : own) {
+    for (std::size_t i = 0; i < kOwn; ++i) v.push_back(Ex::make_timer([] {}));
+  }
+  const std::vector<Timer> background = arm_background(ex, pending, n);
   const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
   const std::int64_t budget = s.cell_ns / static_cast<std::int64_t>(n);
   std::atomic<std::size_t> ready{0};
@@ -137,19 +165,55 @@ CostResult mt_schedule_cancel(std::size_t pending, const CellSettings& s) {
       shares[w].set_value(WorkerShare{k, c1 - c0});
     });
   }
-  CostResult r;
-  std::int64_t cpu = 0;
-  for (auto& sh : shares) {
-    const WorkerShare x = sh.get_future().get();
-    r.ops += x.ops;
-    cpu += x.cpu_ns;
-  }
-  const std::int64_t w1 = mono_ns();
-  r.ns_per_op = static_cast<double>(cpu) / static_cast<double>(r.ops);
-  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
-  ex.shutdown();
-  ex.check_invariants();
-  return r;
+  return collect(ex, shares, w0);
+}
+
+// mt_churn on the executor: worker w re-arms its own kChurnWindow timers on its
+// local path (MtOps), kChurnChunk operations per task; each task posts the next
+// to its own worker until the worker has used its share of the CPU budget, so
+// between two tasks the worker fires what came due (run_once: tasks, then its
+// wheel), as a worker does between a connection's events. CPU time counts the
+// firing; the first disarm of each slot cancels a timer never armed (a no-op).
+constexpr int kChurnChunk = 256;
+
+CostResult mt_churn(std::size_t pending, const CellSettings& s) {
+  const std::size_t n = s.threads < 1 ? 1 : s.threads;
+  const MtOps ops(Workload::kMtChurn);
+  Ex ex(Ex::Config{.workers = n}, steady());
+  std::vector<Timer> timers;
+  timers.reserve(ops.slots(n));
+  for (std::size_t i = 0; i < ops.slots(n); ++i) timers.push_back(Ex::make_timer([] {}));
+  const std::vector<Timer> background = arm_background(ex, pending, n);
+  const std::int64_t budget = s.cell_ns / static_cast<std::int64_t>(n);
+  auto arm = [&](std::size_t slot, std::int64_t d) {
+    ex.schedule(timers[slot], Duration::nanoseconds(d));  // on its worker: the local path
+  };
+  auto disarm = [&](std::size_t slot) { ex.cancel(timers[slot]); };
+  struct Run {
+    std::uint64_t k = 0;
+    std::int64_t c0 = 0;
+  };
+  std::vector<Run> runs(n);  // runs[w]: worker w's tasks only
+  std::vector<std::promise<WorkerShare>> shares(n);
+  std::atomic<std::size_t> ready{0};
+  std::function<void(std::size_t)> chunk = [&](std::size_t w) {
+    Run& r = runs[w];
+    if (r.k == 0) {
+      ready.fetch_add(1);  // seq_cst: start barrier
+      while (ready.load() < n) std::this_thread::yield();
+      r.c0 = thread_cpu_ns();
+    }
+    for (int i = 0; i < kChurnChunk; ++i, ++r.k) ops.step(w, r.k, arm, disarm);
+    const std::int64_t c1 = thread_cpu_ns();
+    if (c1 - r.c0 < budget) {
+      ex.post(w, [&chunk, w] { chunk(w); });
+      return;
+    }
+    shares[w].set_value(WorkerShare{r.k, c1 - r.c0});
+  };
+  const std::int64_t w0 = mono_ns();
+  for (std::size_t w = 0; w < n; ++w) ex.post(w, [&chunk, w] { chunk(w); });
+  return collect(ex, shares, w0);
 }
 
 class ExecutorSubject final : public Subject {
@@ -159,11 +223,13 @@ class ExecutorSubject final : public Subject {
   std::string note() const override {
     return "seed 003's Executor: single-thread costs on one worker's local path (the compare "
            "thread is the worker); mt_schedule_cancel with one long task per worker, scheduling "
-           "locally and cancelling across workers every 8th op";
+           "locally and cancelling across workers every 8th op; mt_churn re-arms each "
+           "worker's own timers in tasks of 256 ops, its wheel firing between tasks";
   }
 
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
     if (w == Workload::kMtScheduleCancel) return mt_schedule_cancel(pending, s);
+    if (w == Workload::kMtChurn) return mt_churn(pending, s);
     return run_cost<LocalAdapter>(w, pending, s);
   }
 

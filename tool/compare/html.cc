@@ -40,7 +40,7 @@ double runner_up_ratio(const std::vector<const ResultRow*>& rows, const ResultRo
 // for a cost workload the strategy with the least CPU ns per op at each pending count,
 // consecutive counts with the same winner joined into one range; for a latency
 // workload the one with the least p99. Peers are compared against, never chosen.
-// mt_schedule_cancel is judged at the most threads measured (the scaling table,
+// an mt workload is judged at the most threads measured (the scaling table,
 // summary.h, has the rest).
 std::string conclusion_of(Workload w, const CompareResults& r) {
   if (is_cost(w)) {

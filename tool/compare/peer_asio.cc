@@ -8,8 +8,8 @@
 // every 256 operations (housekeeping) and that cost is included.
 // Thread safety: asio's own story: distinct timer objects on one io_context may
 // be used from different threads (the timer queue is guarded by the reactor
-// mutex); mt_schedule_cancel gives each thread its own steady_timer with
-// io_context::run() in a third thread. cancel_to_resume posts the cancel to the
+// mutex); the mt workloads give each thread its own steady_timers with
+// io_context::run() in one more thread (which fires mt_churn's timers). cancel_to_resume posts the cancel to the
 // io_context (steady_timer itself is not safe to share), as asio code does.
 #define ASIO_STANDALONE 1
 #include <asio.hpp>
@@ -60,20 +60,20 @@ class AsioSubject final : public Subject {
     return "standalone asio " + std::to_string(ASIO_VERSION / 100000) + "." +
            std::to_string(ASIO_VERSION / 100 % 1000) + "." + std::to_string(ASIO_VERSION % 100) +
            ": steady_timer expires_after/async_wait/cancel, aborted waits drained by poll(); "
-           "mt_schedule_cancel: one timer per thread on a shared io_context run by a third "
-           "thread; cancel_to_resume posts the cancel to the io_context";
+           "the mt workloads: each thread its own timers on a shared io_context run (and "
+           "fired) by one more thread; cancel_to_resume posts the cancel to the io_context";
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<AsioAdapter>(w, pending, s);
-    AsioAdapter a(pending + s.threads);
+    if (!is_mt(w)) return run_cost<AsioAdapter>(w, pending, s);
+    const MtOps ops(w);
+    AsioAdapter a(pending + ops.slots(s.threads));
     for (std::size_t i = 0; i < pending; ++i) a.arm(i, background_delay(i, pending));
+    auto arm = [&](std::size_t slot, std::int64_t d) { a.arm(pending + slot, d); };
+    auto disarm = [&](std::size_t slot) { a.disarm(pending + slot); };
+    ops.prearm(s.threads, arm);
     auto guard = asio::make_work_guard(a.io());
     std::thread runner([&] { a.io().run(); });
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
-    CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) {
-      a.arm(pending + t, delays[k & 4095]);
-      a.disarm(pending + t);
-    });
+    CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) { ops.step(t, k, arm, disarm); });
     guard.reset();
     a.io().stop();
     runner.join();

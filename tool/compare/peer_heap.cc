@@ -1,6 +1,6 @@
 // tlab/tool/compare/peer_heap.cc: the java.util.Timer-style heap (heap_timer.h) as
 // a compare subject. Single-thread costs drive it with run_due() from the caller;
-// mt_schedule_cancel, lateness and cancel_to_resume run its timer thread. It is
+// the mt workloads, lateness and cancel_to_resume run its timer thread. It is
 // thread-safe by design (one mutex), so mt needs nothing extra.
 #include <condition_variable>
 #include <mutex>
@@ -45,16 +45,20 @@ class HeapSubject final : public Subject {
            "costs, its own thread otherwise; thread-safe through its one mutex";
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<HeapAdapter>(w, pending, s);
+    if (!is_mt(w)) return run_cost<HeapAdapter>(w, pending, s);
     HeapTimer timer;
     timer.start();
     const std::int64_t t0 = mono_ns();
     for (std::size_t i = 0; i < pending; ++i)
       timer.schedule(t0 + background_delay(i, pending), [] {});
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
-    return run_threads(s, [&](std::size_t, std::uint64_t k) {
-      HeapTimer::cancel(timer.schedule(mono_ns() + delays[k & 4095], [] {}));
-    });
+    const MtOps ops(w);
+    std::vector<HeapTimer::TaskPtr> tasks(ops.slots(s.threads));  // slot: its thread's only
+    auto arm = [&](std::size_t slot, std::int64_t d) {
+      tasks[slot] = timer.schedule(mono_ns() + d, [] {});
+    };
+    auto disarm = [&](std::size_t slot) { HeapTimer::cancel(tasks[slot]); };
+    ops.prearm(s.threads, arm);
+    return run_threads(s, [&](std::size_t t, std::uint64_t k) { ops.step(t, k, arm, disarm); });
   }
   Histogram lateness(const CellSettings& s) override {
     Histogram h;  // timer thread only until done == samples

@@ -6,7 +6,7 @@
 // Memory is counted through event_set_mem_functions (count_peer_allocations).
 // Thread safety: libevent's own story. evthread_use_pthreads() is enabled once;
 // the single-thread cost workloads use a base created with EVENT_BASE_FLAG_NOLOCK
-// (what a single-threaded program gets), mt_schedule_cancel and cancel_to_resume a
+// (what a single-threaded program gets), the mt workloads and cancel_to_resume a
 // locking base whose loop runs in its own thread while other threads call
 // evtimer_add/evtimer_del/event_active directly (the base lock serialises them and
 // wakes the loop).
@@ -75,19 +75,20 @@ class EventSubject final : public Subject {
   std::string note() const override {
     return "libevent " + std::string(event_get_version()) +
            ": evtimer_add/evtimer_del (min-heap, us timevals); single-thread costs on a "
-           "NOLOCK base; mt_schedule_cancel and cancel_to_resume on a locking base "
-           "(evthread_use_pthreads) with its loop in its own thread";
+           "NOLOCK base; the mt workloads and cancel_to_resume on a locking base "
+           "(evthread_use_pthreads) with its loop in its own thread (which fires mt_churn's "
+           "timers)";
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<EventAdapter>(w, pending, s);
-    EventAdapter a(pending + s.threads, /*locking=*/true);
+    if (!is_mt(w)) return run_cost<EventAdapter>(w, pending, s);
+    const MtOps ops(w);
+    EventAdapter a(pending + ops.slots(s.threads), /*locking=*/true);
     for (std::size_t i = 0; i < pending; ++i) a.arm(i, background_delay(i, pending));
+    auto arm = [&](std::size_t slot, std::int64_t d) { a.arm(pending + slot, d); };
+    auto disarm = [&](std::size_t slot) { a.disarm(pending + slot); };
+    ops.prearm(s.threads, arm);
     std::thread loop([&] { event_base_loop(a.base(), EVLOOP_NO_EXIT_ON_EMPTY); });
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
-    CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) {
-      a.arm(pending + t, delays[k & 4095]);
-      a.disarm(pending + t);
-    });
+    CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) { ops.step(t, k, arm, disarm); });
     // Stop through an activated event, not a bare event_base_loopbreak(): the
     // loop clears its break flag when it starts, so a break issued before the loop
     // thread got going would be lost and join() would hang.

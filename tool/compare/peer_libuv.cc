@@ -5,9 +5,10 @@
 // loop's cached millisecond time, so timeouts are whole milliseconds (rounded up
 // here so that nothing is asked to fire early). Its memory is counted through
 // uv_replace_allocator (count_peer_allocations) plus our new[] of the uv_timer_t array.
-// Thread safety: a loop is single-threaded. mt_schedule_cancel therefore serialises
-// every uv_timer_start/uv_timer_stop from the worker threads on one std::mutex with
-// the loop not running (the usual "owner lock around foreign calls"); the cross-
+// Thread safety: a loop is single-threaded. The mt workloads therefore serialise
+// every uv_timer_start/uv_timer_stop from the worker threads on one std::mutex, with
+// the loop run only by whoever holds it (mt_churn: one uv_run pass every 16th op
+// of each thread; the usual "owner lock around foreign calls"); the cross-
 // thread wake-up libuv offers, uv_async_send, is what cancel_to_resume uses.
 #include <uv.h>
 
@@ -69,19 +70,22 @@ class UvSubject final : public Subject {
   std::string note() const override {
     return "libuv " + std::string(uv_version_string()) +
            ": uv_timer_start/uv_timer_stop, 1 ms timeouts from the cached loop time; "
-           "mt_schedule_cancel serialises timer calls on one std::mutex (loops are "
-           "single-threaded); cancel_to_resume wakes the loop with uv_async_send";
+           "the mt workloads serialise timer calls (and mt_churn's loop passes) on one "
+           "std::mutex (loops are single-threaded); cancel_to_resume wakes the loop with uv_async_send";
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<UvAdapter>(w, pending, s);
-    UvAdapter a(pending + s.threads);
+    if (!is_mt(w)) return run_cost<UvAdapter>(w, pending, s);
+    const MtOps ops(w);
+    UvAdapter a(pending + ops.slots(s.threads));
     for (std::size_t i = 0; i < pending; ++i) a.arm(i, background_delay(i, pending));
+    auto arm = [&](std::size_t slot, std::int64_t d) { a.arm(pending + slot, d); };
+    auto disarm = [&](std::size_t slot) { a.disarm(pending + slot); };
+    ops.prearm(s.threads, arm);
     std::mutex mu;
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
     return run_threads(s, [&](std::size_t t, std::uint64_t k) {
       std::lock_guard<std::mutex> lk(mu);
-      a.arm(pending + t, delays[k & 4095]);
-      a.disarm(pending + t);
+      ops.step(t, k, arm, disarm);
+      if (ops.poll_due(k)) a.poll();  // the loop is whoever holds the lock
     });
   }
   Histogram lateness(const CellSettings& s) override {

@@ -23,7 +23,7 @@ struct ResultRow {
   std::string subject;
   bool peer = false;
   std::size_t pending = 0;  // cost workloads only
-  std::size_t threads = 0;  // mt_schedule_cancel only
+  std::size_t threads = 0;  // mt workloads only (is_mt)
   CostResult cost;          // cost workloads: the median of round_costs
   std::vector<CostResult> round_costs;  // cost workloads: one per round, in order
   Histogram latency;        // lateness / cancel_to_resume

@@ -100,7 +100,7 @@ std::vector<CostCell> cost_cells(const CompareOptions& o,
   for (std::size_t i = 0; i < subjects.size(); ++i) {
     for (Workload w : o.workloads) {
       if (!is_cost(w)) continue;
-      const bool mt = w == Workload::kMtScheduleCancel;
+      const bool mt = is_mt(w);
       for (std::size_t pending : o.pending) {
         for (std::size_t t : mt ? o.threads : std::vector<std::size_t>{0}) {
           CostCell c;
@@ -165,7 +165,7 @@ CompareResults run_compare(const CompareOptions& o,
       }
       if (c.failed) continue;
       Subject& subject = *subjects[c.subject];
-      const bool mt = c.row.workload == Workload::kMtScheduleCancel;
+      const bool mt = is_mt(c.row.workload);
       say(fmt::format("round {}/{}: {} {} pending={}{}", round + 1, rounds, c.row.subject,
                       name_of(c.row.workload), c.row.pending,
                       mt ? fmt::format(" threads={}", c.row.threads) : ""));
@@ -187,7 +187,7 @@ CompareResults run_compare(const CompareOptions& o,
   for (CostCell& c : cells) {
     if (c.failed || c.row.round_costs.empty()) continue;
     c.row.cost = median_cost(c.row.round_costs);
-    const bool mt = c.row.workload == Workload::kMtScheduleCancel;
+    const bool mt = is_mt(c.row.workload);
     c.row.ratio =
         safe_ratio(c.row.cost.ns_per_op, mt ? r.cas_contended_ns : r.cas_uncontended_ns);
     r.rows.push_back(std::move(c.row));

@@ -4,7 +4,7 @@
 // (baselines.h; clock_nanosleep at the process's timer slack, then, when asked, at
 // 1 ns with the slack left at 1 ns for the rest of the run), then the cost cells in
 // `rounds` interleaved rounds, then the latency workloads. A cost cell is one
-// subject x cost workload x pending size (x thread count for mt_schedule_cancel);
+// subject x cost workload x pending size (x thread count for the mt workloads);
 // subjects are strategies first, then engines, then peers, then --subject's through
 // the subject ABI (a plugin one child process per cell, isolated_subject.h). Each
 // round measures every cell once, in that order, plus both CAS baselines, so a
@@ -17,7 +17,7 @@
 //   | workload                             | baseline         | ratio               |
 //   |--------------------------------------|------------------|---------------------|
 //   | insert_cancel, insert_expire, churn  | cas_uncontended  | ns/op / CAS ns      |
-//   | mt_schedule_cancel                   | cas_contended    | ns/op / CAS ns      |
+//   | mt_schedule_cancel, mt_churn         | cas_contended    | ns/op / CAS ns      |
 //   | lateness                             | clock_nanosleep  | p99 / p99 (same     |
 //   |                                      |                  | slack as the run)   |
 //   | cancel_to_resume                     | cv_wake          | p50 / p50           |
@@ -53,7 +53,7 @@ struct CompareOptions {
   // (executor): measured by that adapter, on its own terms.
   std::vector<std::string> engines;
   std::vector<std::size_t> pending;
-  std::vector<std::size_t> threads{2};  // mt_schedule_cancel, one cell per entry
+  std::vector<std::size_t> threads{2};  // the mt workloads, one cell per entry
   std::size_t rounds = 3;               // interleaved rounds of every cost cell
   CellSettings cell;                    // cell.threads is set per mt cell
   bool slack_1ns = false;

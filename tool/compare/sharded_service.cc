@@ -8,9 +8,10 @@
 //   | insert_cancel,      | the service in driver mode on the compare thread: arm is  |
 //   | insert_expire,      | schedule_at, disarm cancel, poll run_once (so its costs   |
 //   | churn               | are the service's, shard lock included, not a raw queue's)|
-//   | mt_schedule_cancel  | its own timer thread; compare thread t schedules and      |
-//   |                     | cancels on shard t mod shards (schedule_on): each thread  |
-//   |                     | on its own shard, the `pending` timers spread over all    |
+//   | mt_schedule_cancel, | its own timer thread; compare thread t schedules and      |
+//   | mt_churn            | cancels on shard t mod shards (schedule_on): each thread  |
+//   |                     | on its own shard, the `pending` timers spread over all;   |
+//   |                     | the timer thread fires mt_churn's timers                  |
 //   | lateness,           | its own timer thread; Waiter on it for cancel_to_resume,  |
 //   | cancel_to_resume    | as strategies.cc does for TimerService                    |
 #include <algorithm>
@@ -64,23 +65,26 @@ class ShardedServiceSubject final : public Subject {
   std::string note() const override {
     return "ShardedTimerService on the hierarchical wheel, one shard per hardware thread: "
            "driver mode for single-thread costs; its timer thread, each compare thread on its "
-           "own shard, for mt_schedule_cancel; Waiter on it for cancel_to_resume";
+           "own shard, for the mt workloads; Waiter on it for cancel_to_resume";
   }
 
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) return run_cost<ServiceAdapter>(w, pending, s);
+    if (!is_mt(w)) return run_cost<ServiceAdapter>(w, pending, s);
     Service svc(ShardedTimerServiceOptions{.shards = shard_count()});
     const Instant t0 = svc.now();
     for (std::size_t i = 0; i < pending; ++i) {
       svc.schedule_on(i % svc.shards(), t0 + Duration::nanoseconds(background_delay(i, pending)),
                       [] {});
     }
-    const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
-    return run_threads(s, [&](std::size_t t, std::uint64_t k) {
-      const auto id = svc.schedule_on(
-          t % svc.shards(), svc.now() + Duration::nanoseconds(delays[k & 4095]), [] {});
-      svc.cancel(id);
-    });
+    const MtOps ops(w);
+    std::vector<Service::TimerId> ids(ops.slots(s.threads));  // slot: its thread's only
+    auto arm = [&](std::size_t slot, std::int64_t d) {
+      ids[slot] = svc.schedule_on(ops.thread_of(slot) % svc.shards(),
+                                  svc.now() + Duration::nanoseconds(d), [] {});
+    };
+    auto disarm = [&](std::size_t slot) { svc.cancel(ids[slot]); };
+    ops.prearm(s.threads, arm);
+    return run_threads(s, [&](std::size_t t, std::uint64_t k) { ops.step(t, k, arm, disarm); });
   }
 
   Histogram lateness(const CellSettings& s) override {

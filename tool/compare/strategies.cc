@@ -4,7 +4,7 @@
 // event loop, a TimerService, an executor worker) hands it absolute deadlines
 // computed from the now of its last pass, exactly as libuv does with its cached
 // loop time. The tick is QueueConfig's default, 1 ms, for every wheel.
-// mt_schedule_cancel, lateness and cancel_to_resume go through TimerService (its
+// The mt workloads, lateness and cancel_to_resume go through TimerService (its
 // own timer thread, one mutex), the production TimerSource, and Waiter.
 #include <thread>
 
@@ -62,26 +62,29 @@ class StrategySubject final : public Subject {
   std::string note() const override {
     return "raw queue for single-thread costs (deadlines from the last pass's now, 1 ms tick "
            "for wheels); TimerService (one mutex, its own timer thread) for "
-           "mt_schedule_cancel and lateness; Waiter on TimerService for cancel_to_resume";
+           "the mt workloads and lateness; Waiter on TimerService for cancel_to_resume";
   }
 
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (w != Workload::kMtScheduleCancel) {
+    if (!is_mt(w)) {
       return with_queue_type<std::uint64_t, P>(
           s_, [&]<class Q>() { return run_cost<QueueAdapter<Q>>(w, pending, s); });
     }
     return with_queue_type<TaskPtr, P>(s_, [&]<class Q>() {
-      TimerService<Q, P> svc;
+      using Service = TimerService<Q, P>;
+      Service svc;
       const Instant t0 = svc.now();
       for (std::size_t i = 0; i < pending; ++i) {
         svc.schedule_at(t0 + Duration::nanoseconds(background_delay(i, pending)), [] {});
       }
-      const auto delays = delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs);
-      CostResult r = run_threads(s, [&](std::size_t, std::uint64_t k) {
-        auto id = svc.schedule_at(svc.now() + Duration::nanoseconds(delays[k & 4095]), [] {});
-        svc.cancel(id);
-      });
-      return r;
+      const MtOps ops(w);
+      std::vector<typename Service::TimerId> ids(ops.slots(s.threads));  // slot: its thread's
+      auto arm = [&](std::size_t slot, std::int64_t d) {
+        ids[slot] = svc.schedule_at(svc.now() + Duration::nanoseconds(d), [] {});
+      };
+      auto disarm = [&](std::size_t slot) { svc.cancel(ids[slot]); };
+      ops.prearm(s.threads, arm);
+      return run_threads(s, [&](std::size_t t, std::uint64_t k) { ops.step(t, k, arm, disarm); });
     });
   }
 

@@ -17,6 +17,9 @@
 //   | mt_schedule_cancel | schedule + cancel from `threads` (>= 1) threads on one | threads      |
 //   |                    | shared facility holding `pending` timers (1 thread is  |              |
 //   |                    | the scaling table's base: same locks, no contention)   |              |
+//   | mt_churn           | churn from `threads` threads on one shared facility,   | threads; the |
+//   |                    | each re-arming its own 1024 rotating timers, while the | facility's   |
+//   |                    | facility fires what comes due (MtOps below)            | own firing   |
 //   | lateness           | `samples` timers 200 us apart; fire time - deadline    | its own loop |
 //   | cancel_to_resume   | a thread blocked on the facility, another cancels its  | two threads  |
 //   |                    | timer: cancel call -> blocked thread running           |              |
@@ -32,6 +35,9 @@
 // does not) and ops/s is operations per wall second. Bytes per pending timer are
 // measured (alloc_counter.h) while insert_cancel builds its `pending` timers.
 //
+// The two mt workloads are per subject as well, but their operations are MtOps's,
+// so every subject does the same calls in the same order on each thread.
+//
 // Ground rules: a Subject is used from the compare thread only; workloads start
 // and join their own threads.
 #pragma once
@@ -41,6 +47,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -58,23 +65,29 @@ enum class Workload : std::uint8_t {
   kInsertExpire,
   kChurn,
   kMtScheduleCancel,
+  kMtChurn,
   kLateness,
   kCancelToResume,
   kCount
 };
-inline constexpr const char* kWorkloadNames[] = {"insert_cancel", "insert_expire",
-                                                 "churn",         "mt_schedule_cancel",
-                                                 "lateness",      "cancel_to_resume"};
+inline constexpr const char* kWorkloadNames[] = {
+    "insert_cancel", "insert_expire", "churn", "mt_schedule_cancel", "mt_churn", "lateness",
+    "cancel_to_resume"};
+static_assert(std::size(kWorkloadNames) == static_cast<std::size_t>(Workload::kCount));
 constexpr const char* name_of(Workload w) { return kWorkloadNames[static_cast<int>(w)]; }
 constexpr bool is_cost(Workload w) {
   return w == Workload::kInsertCancel || w == Workload::kInsertExpire || w == Workload::kChurn ||
-         w == Workload::kMtScheduleCancel;
+         w == Workload::kMtScheduleCancel || w == Workload::kMtChurn;
+}
+// is_mt: a workload run on CellSettings::threads threads (one cell per count).
+constexpr bool is_mt(Workload w) {
+  return w == Workload::kMtScheduleCancel || w == Workload::kMtChurn;
 }
 
 struct CellSettings {
   std::int64_t cell_ns = 40'000'000;  // CPU time per cost cell
   std::size_t samples = 1000;         // lateness / cancel_to_resume samples
-  std::size_t threads = 2;            // mt_schedule_cancel (>= 1)
+  std::size_t threads = 2;            // mt workloads (>= 1)
 };
 
 struct CostResult {
@@ -91,7 +104,7 @@ class Subject {
   virtual bool is_peer() const = 0;
   // Subject::note: one sentence on how this subject is driven and made thread-safe.
   virtual std::string note() const = 0;
-  // Subject::cost: one of the four cost workloads at `pending` armed timers.
+  // Subject::cost: one of the five cost workloads at `pending` armed timers.
   virtual CostResult cost(Workload w, std::size_t pending, const CellSettings& s) = 0;
   // Subject::lateness: fire time minus deadline of s.samples timers (ns).
   virtual Histogram lateness(const CellSettings& s) = 0;
@@ -269,6 +282,62 @@ CostResult run_threads(const CellSettings& s, Op&& op) {
   r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
   return r;
 }
+
+// MtOps: the operations of the mt workloads, over per-thread slots (thread t owns
+// slots [t * slots_per_thread(), (t + 1) * slots_per_thread())), so no two threads
+// touch one timer and a subject's slot storage needs no lock:
+//   mt_schedule_cancel  the thread's one slot: arm 5-15 s out, then disarm it
+//                       (nothing fires: the two calls under contention)
+//   mt_churn            slot k % kChurnWindow: disarm its previous arming (a no-op
+//                       once it fired), arm it 0-2 ms out; every slot is armed once
+//                       before the cell (prearm), and the facility's own thread(s)
+//                       fire what comes due meanwhile: a connection table's idle
+//                       timers, re-armed from every thread
+// A subject with no thread of its own that fires (a libuv loop, a LOOP plugin)
+// runs one loop pass when poll_due(k), under the lock that serialises its calls,
+// as single-thread churn polls every kChurnPollEvery operations.
+// Cost: step is two calls and a table read. Ground rules: immutable after
+// construction; step is called by thread t for its own slots only.
+class MtOps {
+ public:
+  explicit MtOps(Workload w)
+      : churn_(w == Workload::kMtChurn),
+        delays_(churn_ ? delay_table(0, kChurnSpanNs)
+                       : delay_table(kBackgroundStartNs, kBackgroundStartNs + kBackgroundSpanNs)) {}
+  std::size_t slots_per_thread() const { return churn_ ? kChurnWindow : 1; }
+  std::size_t slots(std::size_t threads) const {
+    return slots_per_thread() * (threads < 1 ? 1 : threads);
+  }
+  // MtOps::thread_of: the thread that owns `slot`.
+  std::size_t thread_of(std::size_t slot) const { return slot / slots_per_thread(); }
+  // MtOps::prearm: mt_churn arms every slot once (the compare thread, before the
+  // cell's threads start); mt_schedule_cancel arms nothing.
+  template <class Arm>
+  void prearm(std::size_t threads, Arm&& arm) const {
+    if (!churn_) return;
+    for (std::size_t i = 0; i < slots(threads); ++i) arm(i, delays_[i & 4095]);
+  }
+  // MtOps::step: operation k of thread t, as arm(slot, delay_ns) and disarm(slot).
+  template <class Arm, class Disarm>
+  void step(std::size_t t, std::uint64_t k, Arm&& arm, Disarm&& disarm) const {
+    const std::int64_t d = delays_[k & 4095];
+    if (!churn_) {
+      arm(t, d);
+      disarm(t);
+      return;
+    }
+    const std::size_t slot = t * kChurnWindow + k % kChurnWindow;
+    disarm(slot);
+    arm(slot, d);
+  }
+  bool poll_due(std::uint64_t k) const {
+    return churn_ && k % kChurnPollEvery == kChurnPollEvery - 1;
+  }
+
+ private:
+  bool churn_;
+  std::vector<std::int64_t> delays_;
+};
 
 // PingPong: the shape shared by cancel_to_resume and the cv-wake baseline. The
 // blocked side publishes round i (publish(i)); the waker sees it, waits

@@ -5,7 +5,7 @@
 //   make_strategy_subject(s)  one of our queue strategies (strategies.cc): the raw
 //                             queue for the single-thread cost workloads (the way
 //                             an event loop owns it), TimerService for
-//                             mt_schedule_cancel and lateness, Waiter + TimerService
+//                             the mt workloads and lateness, Waiter + TimerService
 //                             for cancel_to_resume
 //   make_libuv_subject()      uv_timer_start / uv_timer_stop on a uv_loop_t
 //   make_libevent_subject()   evtimer_add / evtimer_del on an event_base
@@ -21,7 +21,7 @@
 //                             (tlab/subject.h): a built-in one (subjects/builtin/)
 //                             or a user's plugin, under `name` (abi_subject.cc)
 //
-// Each peer's adapter documents its thread-safety story for mt_schedule_cancel.
+// Each peer's adapter documents its thread-safety story for the mt workloads.
 // Ground rules: factories may be called from the compare thread only.
 #pragma once
 

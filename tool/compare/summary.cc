@@ -15,7 +15,7 @@ namespace {
 
 // versus_cost: the cost a versus row compares (summary.h says why two kinds).
 double versus_cost(const ResultRow& x) {
-  return x.workload == Workload::kMtScheduleCancel ? x.cost.wall_ns_per_op : x.cost.ns_per_op;
+  return is_mt(x.workload) ? x.cost.wall_ns_per_op : x.cost.ns_per_op;
 }
 
 std::string summary_number(double v) {
@@ -27,9 +27,9 @@ std::string summary_number(double v) {
 
 std::vector<std::vector<std::string>> scaling_cells(const std::vector<ScalingRow>& rows) {
   std::vector<std::vector<std::string>> cells{
-      {"IMPL", "PENDING", "THREADS", "OPS/S", "VS_FEWEST", "FEWEST"}};
+      {"WORKLOAD", "IMPL", "PENDING", "THREADS", "OPS/S", "VS_FEWEST", "FEWEST"}};
   for (const ScalingRow& x : rows) {
-    cells.push_back({x.subject, std::to_string(x.pending), std::to_string(x.threads),
+    cells.push_back({name_of(x.workload), x.subject, std::to_string(x.pending), std::to_string(x.threads),
                      summary_number(x.ops_per_s), fmt::format("{:.2f}x", x.vs_base),
                      std::to_string(x.base_threads)});
   }
@@ -48,7 +48,7 @@ std::vector<std::vector<std::string>> versus_cells(const std::vector<VersusRow>&
   return cells;
 }
 
-bool scaling_text_column(std::size_t c) { return c == 0; }
+bool scaling_text_column(std::size_t c) { return c <= 1; }
 bool versus_text_column(std::size_t c) { return c == 0 || c == 3 || c == 4 || c == 6; }
 
 std::string html_table(const char* id, const std::vector<std::vector<std::string>>& cells,
@@ -70,12 +70,14 @@ std::string html_table(const char* id, const std::vector<std::vector<std::string
 }  // namespace
 
 std::vector<ScalingRow> scaling_rows(const CompareResults& r) {
-  // (subject, pending) -> that subject's mt rows at that size, in thread order.
-  std::map<std::pair<std::string, std::size_t>, std::vector<const ResultRow*>> groups;
-  std::vector<std::pair<std::string, std::size_t>> order;
+  // (workload, subject, pending) -> that subject's rows of that mt workload at
+  // that size, in thread order.
+  using Key = std::tuple<int, std::string, std::size_t>;
+  std::map<Key, std::vector<const ResultRow*>> groups;
+  std::vector<Key> order;
   for (const ResultRow& x : r.rows) {
-    if (x.workload != Workload::kMtScheduleCancel || x.cost.wall_ns_per_op <= 0) continue;
-    auto key = std::pair{x.subject, x.pending};
+    if (!is_mt(x.workload) || x.cost.wall_ns_per_op <= 0) continue;
+    auto key = Key{static_cast<int>(x.workload), x.subject, x.pending};
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(&x);
   }
@@ -88,6 +90,7 @@ std::vector<ScalingRow> scaling_rows(const CompareResults& r) {
     const double base = 1e9 / g.front()->cost.wall_ns_per_op;
     for (const ResultRow* x : g) {
       ScalingRow s;
+      s.workload = x->workload;
       s.subject = x->subject;
       s.peer = x->peer;
       s.pending = x->pending;
@@ -119,7 +122,7 @@ std::vector<VersusRow> versus_rows(const CompareResults& r) {
     v.pending = ours->pending;
     v.threads = ours->threads;
     v.measure =
-        ours->workload == Workload::kMtScheduleCancel ? "wall_ns_per_op" : "cpu_ns_per_op";
+        is_mt(ours->workload) ? "wall_ns_per_op" : "cpu_ns_per_op";
     v.ours = ours->subject;
     v.ours_ns = versus_cost(*ours);
     v.peer = peer->subject;
@@ -133,7 +136,7 @@ std::vector<VersusRow> versus_rows(const CompareResults& r) {
 std::string summary_text(const CompareResults& r) {
   std::string out;
   if (const auto s = scaling_rows(r); !s.empty()) {
-    out += "scaling: mt_schedule_cancel ops/s (wall, median of rounds) over the same subject's "
+    out += "scaling: mt workloads' ops/s (wall, median of rounds) over the same subject's "
            "at the fewest threads measured\n";
     out += aligned_table(scaling_cells(s), scaling_text_column);
   }
@@ -149,7 +152,8 @@ nlohmann::ordered_json summary_json(const CompareResults& r) {
   using J = nlohmann::ordered_json;
   J scaling = J::array();
   for (const ScalingRow& x : scaling_rows(r)) {
-    scaling.push_back({{"impl", x.subject},
+    scaling.push_back({{"workload", name_of(x.workload)},
+                       {"impl", x.subject},
                        {"kind", x.peer ? "peer" : "strategy"},
                        {"pending", x.pending},
                        {"threads", x.threads},
@@ -175,7 +179,7 @@ nlohmann::ordered_json summary_json(const CompareResults& r) {
 std::string summary_html(const CompareResults& r) {
   std::string out;
   if (const auto s = scaling_rows(r); !s.empty()) {
-    out += "<h2>Scaling with threads</h2>\n<p>mt_schedule_cancel operations per wall second "
+    out += "<h2>Scaling with threads</h2>\n<p>Operations per wall second of each mt workload "
            "(median of the interleaved rounds), over the same subject's at the fewest threads "
            "measured.</p>\n";
     out += html_table("scaling", scaling_cells(s), scaling_text_column);
@@ -183,7 +187,7 @@ std::string summary_html(const CompareResults& r) {
   if (const auto v = versus_rows(r); !v.empty()) {
     out += "<h2>Ours against the fastest peer</h2>\n<p>Per cost cell, our least-cost subject "
            "and the least-cost peer: CPU ns per operation on one thread, wall ns per "
-           "operation (1 / throughput) for mt_schedule_cancel. FACTOR = peer / ours; above 1 "
+           "operation (1 / throughput) for the mt workloads. FACTOR = peer / ours; above 1 "
            "ours is faster.</p>\n";
     out += html_table("versus", versus_cells(v), versus_text_column);
   }

@@ -4,15 +4,16 @@
 //
 //   | table        | one row per                        | value                          |
 //   |--------------|------------------------------------|--------------------------------|
-//   | scaling      | subject x pending x threads of     | ops/s (wall), and ops/s over   |
-//   |              | mt_schedule_cancel, when 2 or more | the same subject's ops/s at    |
-//   |              | thread counts were measured        | the fewest threads measured    |
+//   | scaling      | mt workload x subject x pending x  | ops/s (wall), and ops/s over   |
+//   |              | threads, when 2 or more thread     | the same subject's ops/s at    |
+//   |              | counts were measured               | the fewest threads measured    |
 //   | versus peers | cost workload x pending x threads  | our least-cost subject and the |
 //   |              | with both a strategy/engine and a  | least-cost peer; factor = peer |
 //   |              | peer row                           | cost / ours (> 1: ours faster) |
 //
 // Cost is CPU ns/op for the single-thread workloads and wall ns/op (1 / ops/s) for
-// mt_schedule_cancel, whose point is throughput across threads; both are the
+// the mt workloads (mt_schedule_cancel, mt_churn), whose point is throughput
+// across threads; both are the
 // medians of the run's interleaved rounds, so these ratios are ratios of medians.
 // The issue-15 targets read straight off them: "mt_schedule_cancel at 1M, 2
 // threads: ours >= 2x the fastest peer" is the versus row's factor, "ops/s on
@@ -31,6 +32,7 @@
 namespace tlab::tool::compare {
 
 struct ScalingRow {
+  Workload workload = Workload::kMtScheduleCancel;
   std::string subject;
   bool peer = false;
   std::size_t pending = 0;
@@ -43,7 +45,7 @@ struct ScalingRow {
 struct VersusRow {
   Workload workload = Workload::kInsertCancel;
   std::size_t pending = 0;
-  std::size_t threads = 0;  // mt_schedule_cancel only
+  std::size_t threads = 0;  // mt workloads only
   std::string measure;      // "cpu_ns_per_op" or "wall_ns_per_op"
   std::string ours;
   double ours_ns = 0;
