@@ -251,7 +251,7 @@ void FacilityCase::idle_probes() {
     ++sent;
     probe_.st->ops.fetch_add(1, std::memory_order::relaxed);
     std::int64_t scheduled_at = 0, deadline = 0;
-    std::size_t others = 0;  // live timers besides the probe, none of them due
+    std::size_t others = 0, overdue = 0;  // live timers besides the probe; those due
     {
       std::lock_guard lk(mu_);
       const auto it = live_.find(cookie);
@@ -259,6 +259,9 @@ void FacilityCase::idle_probes() {
       scheduled_at = it->second.scheduled_at;
       deadline = it->second.deadline;
       others = live_.size() - 1;
+      for (const auto& [c, l] : live_) {
+        if (c != cookie && !l.too_late && !l.unknown && l.deadline <= scheduled_at) ++overdue;
+      }
     }
     const std::int64_t until = sat_add(deadline, overdue_grace_);
     while (is_live(cookie) && host_now() < until && !ctx_.stopping()) {
@@ -268,10 +271,10 @@ void FacilityCase::idle_probes() {
     ctx_.violation(Oracle::kLostTimer,
                    fmt::format("idle probe {}/{}: cookie {}, schedule(now, delay={} ns) at {} "
                                "returned handle 0x{:x} into a drained subject ({} other timers "
-                               "pending, none due), due at {}; not fired by {} (a timer added "
-                               "while the subject idles must wake it)",
+                               "pending, {} of them past due), due at {}; not fired by {} (a "
+                               "timer added while the subject idles must wake it)",
                                i + 1, kIdleProbes, cookie, delay, at(scheduled_at), handle,
-                               others, at(deadline), at(host_now())));
+                               others, overdue, at(deadline), at(host_now())));
     break;  // the subject is no longer idle: later probes would prove nothing new
   }
   ctx_.set_counter("idle_probes", static_cast<std::uint64_t>(sent));
