@@ -119,6 +119,23 @@ TEST(ScenarioTest, FullDocumentLoadsEveryField) {
   EXPECT_EQ(s->document.at("name"), "racing");
 }
 
+// rearm_delay_us is read as any distribution; absent, the re-arm uses delay_us.
+TEST(ScenarioTest, RearmDelayIsReadWithItsProbability) {
+  ScenarioLoader loader;
+  InputErrors errors;
+  auto s = loader.load_text(
+      with("", R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
+                    "rearm_probability": 0.5, "rearm_delay_us": {"uniform": [30000, 60000]}},
+                   {"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
+                    "rearm_probability": 0.5}])"),
+      "f.json", errors);
+  ASSERT_TRUE(s) << (errors.empty() ? "" : errors.front().str());
+  ASSERT_TRUE(s->actors[0].rearm_delay_us.has_value());
+  EXPECT_EQ(s->actors[0].rearm_delay_us->lo, 30000);
+  EXPECT_EQ(s->actors[0].rearm_delay_us->hi, 60000);
+  EXPECT_FALSE(s->actors[1].rearm_delay_us.has_value());
+}
+
 // Omitted optional sections take documented defaults; "all" expands to the catalogue.
 TEST(ScenarioTest, DefaultsApplyWhenSectionsAreOmitted) {
   ScenarioLoader loader;
@@ -295,6 +312,15 @@ TEST(ScenarioTest, SemanticErrorsCarryPointers) {
   expect_error(with("", R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
                            "rearm_probability": 1.5}])"),
                "/actors/0/rearm_probability", "must be <= 1");
+  expect_error(with("", R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
+                           "rearm_delay_us": {"fixed": 50}}])"),
+               "/actors/0/rearm_delay_us", "only used with rearm_probability above 0");
+  expect_error(with("", R"([{"role": "scheduler", "count": 1, "delay_us": {"fixed": 1},
+                           "rearm_probability": 0.5, "rearm_delay_us": {"fixed": 0}}])"),
+               "/actors/0/rearm_delay_us/fixed", ">= 1");
+  expect_error(with("", R"([{"role": "thrower", "count": 1, "delay_us": {"fixed": 1},
+                           "rearm_delay_us": {"fixed": 5}}])"),
+               "/actors/0/rearm_delay_us", "not used by role 'thrower'");
   expect_error(with("", R"([{"role": "waiter", "count": 200, "timeout_us": {"fixed": 1}},
                            {"role": "canceller", "count": 100, "delay_us": {"fixed": 1}}])"),
                "/actors", "exceed the cap of 256");

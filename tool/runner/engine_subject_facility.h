@@ -39,8 +39,8 @@
 // holds one timer (after a schedule not cancelled at once, with rearm_probability
 // it keeps that timer's cookie and handle) and, before each later schedule, with
 // rearm_probability cancels the held handle and, when the answer is PREVENTED or
-// TOO_LATE, schedules a replacement (a new cookie, a new delay from delay_us, not
-// aligned; counter "rearmed") and holds it instead. The subject ABI has no
+// TOO_LATE, schedules a replacement (a new cookie, a new delay from rearm_delay_us,
+// else delay_us, not aligned; counter "rearmed") and holds it instead. The subject ABI has no
 // reschedule call, so a re-arm is these two calls. The cancel is judged as any
 // cancel, and it is made whether or not the held timer has fired meanwhile (the
 // re-armer cannot know): TOO_LATE is then the right answer, and PREVENTED a

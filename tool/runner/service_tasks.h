@@ -351,7 +351,8 @@ class TaskBook {
     check_cap(st);
     if (!thrower && rec.kind == TaskKind::kOnce && a.rearm_probability > 0 &&
         std::bernoulli_distribution(a.rearm_probability)(rng)) {
-      const std::int64_t us = std::max<std::int64_t>(0, a.delay_us->sample(rng));
+      const Distribution& d = a.rearm_delay_us ? *a.rearm_delay_us : *a.delay_us;
+      const std::int64_t us = std::max<std::int64_t>(0, d.sample(rng));
       reschedule_task(rec, task, Duration::microseconds(us));
     }
     if (!thrower && a.cancel_probability > 0 &&
@@ -362,7 +363,7 @@ class TaskBook {
   }
 
   // TimerService::reschedule of a one-shot task just scheduled, racing its run
-  // (rearm_probability). Its deadline for early_fire becomes the earlier of the two
+  // (rearm_probability), to a rearm_delay_us (else delay_us) sample. Its deadline for early_fire becomes the earlier of the two
   // while the call is in flight (a run racing it may be at either), then t0 + delay
   // once it returned true (the service's deadline is its own now + delay, not
   // earlier).

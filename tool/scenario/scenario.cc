@@ -126,7 +126,7 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
 
 void read_actors(const Json& doc, Scenario& s, Checker& check) {
   const Json& actors = doc.at("actors");
-  static constexpr std::array<std::pair<ActorField, std::string_view>, 8> kFieldNames{{
+  static constexpr std::array<std::pair<ActorField, std::string_view>, 9> kFieldNames{{
       {kFieldTimeout, "timeout_us"},
       {kFieldDelay, "delay_us"},
       {kFieldPeriod, "period_us"},
@@ -135,6 +135,7 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
       {kFieldCancelProbability, "cancel_probability"},
       {kFieldStaleProbability, "stale_probability"},
       {kFieldRearmProbability, "rearm_probability"},
+      {kFieldRearmDelay, "rearm_delay_us"},
   }};
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const Json& a = actors[i];
@@ -165,6 +166,11 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
     actor.cancel_probability = a.value("cancel_probability", 0.0);
     if (a.contains("stale_probability")) actor.stale_probability = a["stale_probability"].get<double>();
     actor.rearm_probability = a.value("rearm_probability", 0.0);
+    actor.rearm_delay_us = optional_distribution(a, "rearm_delay_us", ptr, check);
+    if (actor.rearm_delay_us && actor.rearm_probability == 0) {
+      check.error(append_pointer(ptr, "rearm_delay_us"),
+                  "only used with rearm_probability above 0 (nothing is re-armed)");
+    }
     const std::string mode = a.value("mode", std::string("once"));
     actor.mode = mode == "fixed_rate"        ? ScheduleMode::kFixedRate
                  : mode == "fixed_rate_skip" ? ScheduleMode::kFixedRateSkip

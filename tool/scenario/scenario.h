@@ -83,7 +83,7 @@ enum class Role : std::uint8_t {
 inline constexpr std::size_t kRoleCount = static_cast<std::size_t>(Role::kCount);
 
 // Actor fields, as bits for the role table.
-enum ActorField : std::uint8_t {
+enum ActorField : std::uint16_t {
   kFieldTimeout = 1 << 0,
   kFieldDelay = 1 << 1,
   kFieldPeriod = 1 << 2,
@@ -91,7 +91,8 @@ enum ActorField : std::uint8_t {
   kFieldMode = 1 << 4,
   kFieldCancelProbability = 1 << 5,
   kFieldStaleProbability = 1 << 6,
-  kFieldRearmProbability = 1 << 7,  // the last bit of uint8_t: widen the type to add one
+  kFieldRearmProbability = 1 << 7,
+  kFieldRearmDelay = 1 << 8,
 };
 
 // Which optional actor fields each role requires and accepts (role and count are
@@ -100,8 +101,8 @@ enum ActorField : std::uint8_t {
 struct RoleInfo {
   Role id;
   std::string_view name;
-  std::uint8_t required;
-  std::uint8_t allowed;  // superset of required
+  std::uint16_t required;
+  std::uint16_t allowed;  // superset of required
   std::string_view description;
 };
 
@@ -113,10 +114,11 @@ inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
      "stale_probability a recently settled timer's handle instead)"},
     {Role::kScheduler, "scheduler", kFieldDelay,
      kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability | kFieldStaleProbability |
-         kFieldRearmProbability,
+         kFieldRearmProbability | kFieldRearmDelay,
      "schedules tasks delay_us ahead (mode once|fixed_delay|fixed_rate with period_us); "
      "cancels each with cancel_probability (on a subject, then a recently settled timer's "
-     "handle with stale_probability, and re-arms a held timer with rearm_probability)"},
+     "handle with stale_probability, and re-arms a held timer with rearm_probability, "
+     "rearm_delay_us ahead)"},
     {Role::kTimerThread, "timer_thread", 0, 0, "runs the timer service's expiry loop"},
     {Role::kWorkerChurn, "worker_churn", kFieldPeriod, kFieldPeriod,
      "every period_us, stops one executor worker and restarts it"},
@@ -161,6 +163,11 @@ struct Actor {
   // tasks.h). The other built-in engines refuse a value above 0 (subjects.h
   // engine_for).
   double rearm_probability = 0.0;
+  // The delay of a re-arm (the reschedule, or the subject's replacement timer);
+  // absent: a delay_us sample. Refused unless rearm_probability > 0. A re-arm far
+  // later than the first arming makes a re-arm that did not move the timer fire
+  // early by more than any load delays it.
+  std::optional<Distribution> rearm_delay_us;
 };
 
 enum class ClockKind : std::uint8_t { kSteady, kVirtual };
