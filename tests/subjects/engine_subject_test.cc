@@ -182,6 +182,19 @@ TEST(EngineSubject, TimerAddedWhileIdleIsLostAndProbed) {
   EXPECT_LE(counter(ran, "idle_probes"), 2u) << summary(ran);
 }
 
+// A timeout's actor report gives an actor that never changed phase its age in the
+// case (it once printed the host's uptime: "timer_thread#0: starting for 14045s").
+TEST(EngineSubject, ActorReportAgesAnUntouchedActorFromItsRegistration) {
+  const CaseSpec spec = spec_of(load("facility_races"), TLAB_TEST_SUBJECT_CORRECT, 1);
+  runner::CaseContext ctx(spec, runner::steady_ns());
+  ctx.add_actor("idle#0");
+  const std::string report = ctx.actor_report();
+  const std::string want = "idle#0: starting for ";
+  ASSERT_EQ(report.rfind(want, 0), 0u) << report;
+  const std::string age = report.substr(want.size(), report.find(' ', want.size()) - want.size());
+  EXPECT_TRUE(age.ends_with("ns") || age.ends_with("us") || age.ends_with("ms")) << report;
+}
+
 // ---- which scenarios a subject accepts ----
 
 const tlab_subject& correct_descriptor() {

@@ -78,7 +78,12 @@ CaseContext::CaseContext(const CaseSpec& spec, std::int64_t start_steady_ns)
       ops_left_(static_cast<std::int64_t>(spec.operations)) {}
 
 ActorState& CaseContext::add_actor(const std::string& name) {
-  actors_.emplace_back().name = name;
+  ActorState& a = actors_.emplace_back();
+  a.name = name;
+  // Its first phase began now: an actor that never changes phase (a simulated
+  // case's timer thread) is reported "starting for" its time in the case, not for
+  // the host's uptime. relaxed: the actor is not running yet.
+  a.since_ns.store(steady_ns(), std::memory_order::relaxed);
   logs_.emplace_back();
   return actors_.back();
 }

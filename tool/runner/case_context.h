@@ -80,7 +80,7 @@ struct ActorState {
   std::string name;  // "waiter#3": immutable after construction
   std::atomic<Phase> phase{Phase::kStarting};
   std::atomic<std::uint64_t> object{0};
-  std::atomic<std::int64_t> since_ns{0};     // steady time of the last phase change
+  std::atomic<std::int64_t> since_ns{0};     // steady time of the last phase change (add_actor: then)
   std::atomic<std::int64_t> deadline_ns{0};  // parked waiters: their timeout's deadline (steady)
   std::atomic<std::uint64_t> ops{0};
 
