@@ -11,6 +11,8 @@
 //   releaser_meets_expired_waiter(...)
 //                      the pinned race of the hand-off primitives (see below).
 //   run_contention(...) workers x ops timed acquisitions on virtual time (below).
+//   hold_past_timeouts(src)
+//                      a holder's critical section in a run_contention body.
 #pragma once
 
 #include <array>
@@ -84,6 +86,19 @@ bool releaser_meets_expired_waiter(Acquire&& acquire, Waiting&& waiting, Release
   a.join();
   EXPECT_EQ(got, 0);
   return valid;
+}
+
+// The longest timeout run_contention draws.
+inline constexpr Duration kLongestContentionTimeout = Duration::milliseconds(2);
+
+// hold_past_timeouts: what a run_contention body does while it holds what it
+// acquired: yields until the driver has moved virtual time past the longest
+// timeout, so a thread that starts waiting while every resource has a fresh
+// holder times out whatever the machine's speed. With a hold of a few yields the
+// "both outcomes happen" checks failed on a loaded TSan run (no timeout at all).
+inline void hold_past_timeouts(ManualTimerSource& src) {
+  const Instant until = src.now() + kLongestContentionTimeout + Duration::microseconds(100);
+  EXPECT_TRUE(spin_until([&] { return src.now() >= until; }));
 }
 
 // `workers` threads each run `ops` times body(k, d, waiter_k), where d is a

@@ -114,7 +114,7 @@ PoolRun contend(int size, int workers, int ops) {
     }
     auto& flag = in_use[static_cast<std::size_t>(**lease)];
     if (flag.fetch_add(1) != 0) double_lends.fetch_add(1);
-    for (int y = 0; y < 3; ++y) std::this_thread::yield();
+    testing::hold_past_timeouts(src);
     flag.fetch_sub(1);
     leases.fetch_add(1);
   });

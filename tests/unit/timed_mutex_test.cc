@@ -199,7 +199,7 @@ struct ContentionResult {
 };
 
 // `workers` threads each try `ops` lock_for() calls with short virtual timeouts
-// (testing::run_contention), holding the lock for a few yields each time.
+// (testing::run_contention), holding the lock past the longest timeout each time.
 template <class P>
 ContentionResult contend(int workers, int ops) {
   ManualTimerSource src;
@@ -213,7 +213,7 @@ ContentionResult contend(int workers, int ops) {
           return;
         }
         if (inside.fetch_add(1) != 0) overlaps.fetch_add(1, std::memory_order::relaxed);
-        for (int y = 0; y < 3; ++y) std::this_thread::yield();
+        testing::hold_past_timeouts(src);
         inside.fetch_sub(1);
         acquisitions.fetch_add(1, std::memory_order::relaxed);
         m.unlock();

@@ -176,7 +176,7 @@ ConservationResult conserve(std::uint32_t permits, int workers, int ops) {
     int m = max_holders.load();
     while (h > m && !max_holders.compare_exchange_weak(m, h)) {
     }
-    for (int y = 0; y < 3; ++y) std::this_thread::yield();
+    testing::hold_past_timeouts(src);
     holders.fetch_sub(1);
     acquired.fetch_add(1);
     s.release();
