@@ -273,8 +273,7 @@ void FacilityCase::rearm_held(ActorRun& r, std::mt19937_64& rng) {
   const std::int32_t res = call_cancel(c, *r.st, *r.log);
   if (res != TLAB_CANCEL_PREVENTED && res != TLAB_CANCEL_TOO_LATE) return;
   // |delay_us| <= 9e15 and rearm_delay_us <= 6e8 (the schema), so * 1000 fits.
-  const Distribution& d = r.spec->rearm_delay_us ? *r.spec->rearm_delay_us : *r.spec->delay_us;
-  const std::int64_t delay = d.sample(rng) * 1000;
+  const std::int64_t delay = r.spec->rearm_delay().sample(rng) * 1000;
   std::uint64_t cookie = 0, handle = 0;
   if (!schedule_timer(r, delay, false, cookie, handle)) return;
   ctx_.add("rearmed");

@@ -351,8 +351,7 @@ class TaskBook {
     check_cap(st);
     if (!thrower && rec.kind == TaskKind::kOnce && a.rearm_probability > 0 &&
         std::bernoulli_distribution(a.rearm_probability)(rng)) {
-      const Distribution& d = a.rearm_delay_us ? *a.rearm_delay_us : *a.delay_us;
-      const std::int64_t us = std::max<std::int64_t>(0, d.sample(rng));
+      const std::int64_t us = std::max<std::int64_t>(0, a.rearm_delay().sample(rng));
       reschedule_task(rec, task, Duration::microseconds(us));
     }
     if (!thrower && a.cancel_probability > 0 &&
@@ -363,10 +362,10 @@ class TaskBook {
   }
 
   // TimerService::reschedule of a one-shot task just scheduled, racing its run
-  // (rearm_probability), to a rearm_delay_us (else delay_us) sample. Its deadline for early_fire becomes the earlier of the two
-  // while the call is in flight (a run racing it may be at either), then t0 + delay
-  // once it returned true (the service's deadline is its own now + delay, not
-  // earlier).
+  // (rearm_probability), to an Actor::rearm_delay() sample. Its deadline for
+  // early_fire becomes the earlier of the two while the call is in flight (a run
+  // racing it may be at either), then t0 + delay once it returned true (the
+  // service's deadline is its own now + delay, not earlier).
   void reschedule_task(Rec& rec, const TimerTaskPtr<P>& task, Duration delay) {
     const std::int64_t t0 = now();
     const std::int64_t moved = (Instant::from_ns(t0) + delay).ns();

@@ -168,6 +168,10 @@ struct Actor {
   // later than the first arming makes a re-arm that did not move the timer fire
   // early by more than any load delays it.
   std::optional<Distribution> rearm_delay_us;
+
+  // Actor::rearm_delay: the distribution a re-arm draws from (rearm_delay_us,
+  // else delay_us). Requires: delay_us (every role that re-arms requires it).
+  const Distribution& rearm_delay() const { return rearm_delay_us ? *rearm_delay_us : *delay_us; }
 };
 
 enum class ClockKind : std::uint8_t { kSteady, kVirtual };
