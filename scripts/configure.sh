@@ -32,3 +32,16 @@ fi
 configure_tsan=("${configure[@]}"
                 "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
                 "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+
+# tsan_build_targets: the targets of build/tsan (configured) that its `tsan`-labelled
+# tests run, one a line: test names are target names (tlab_add_test), and tests that
+# drive the CLI need tlab. A test whose name is not a target (one that drives tlab)
+# contributes nothing. scripts/test builds only these.
+tsan_build_targets() {
+  local all t
+  all=$(cmake --build build/tsan --target help | sed -n 's/^\([A-Za-z0-9_.-]*\): .*/\1/p')
+  while read -r t; do
+    grep -qx -- "$t" <<<"$all" && echo "$t"
+  done < <(ctest --test-dir build/tsan -N -L tsan | sed -n 's/^ *Test *#[0-9]*: *//p')
+  if grep -qx tlab <<<"$all"; then echo tlab; fi
+}
