@@ -1,5 +1,5 @@
-# scripts/configure.sh: sourced by scripts/run and scripts/test, so both configure
-# the default preset the same way and neither rebuilds what the other built.
+# scripts/configure.sh: sourced by scripts/run, scripts/test and scripts/soak --build,
+# so all configure the default preset the same way and none rebuilds what another built.
 #
 # CI builds what it tests: no benchmark programs (never run by scripts/test;
 # `ctest -L bench` is for a release build). ccache, when the machine has it
@@ -36,7 +36,7 @@ configure_tsan=("${configure[@]}"
 # tsan_build_targets: the targets of build/tsan (configured) that its `tsan`-labelled
 # tests run, one a line: test names are target names (tlab_add_test), and tests that
 # drive the CLI need tlab. A test whose name is not a target (one that drives tlab)
-# contributes nothing. scripts/test builds only these.
+# contributes nothing. scripts/test and scripts/soak --build build only these.
 tsan_build_targets() {
   local all t
   all=$(cmake --build build/tsan --target help | sed -n 's/^\([A-Za-z0-9_.-]*\): .*/\1/p')
