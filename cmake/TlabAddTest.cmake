@@ -19,6 +19,8 @@
 #             registered there, a cmake -P script too)
 #   slow      real-clock or long runs; not part of the default CI run
 #   bench     Google Benchmark programs; never run by default
+#   soak      scripts/soak, a few loaded rounds of tests that have flaked under load
+#             (tests/soak/); excluded by both ctest presets, so CI never runs it
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
 function(tlab_add_test)
   cmake_parse_arguments(T "" "NAME;TIMEOUT" "LABELS;SOURCES;LIBS;ARGS" ${ARGN})
