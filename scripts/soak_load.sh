@@ -13,15 +13,24 @@
 #   | I/O    | 1        | writes OUT/io-hog.bin (IO_MB) and fsyncs it, in a loop  |
 #
 # Each hog also checks, every pass (~0.1 s for a busy loop, one pass over the
-# buffer, one file), that SOAK_PID still exists and stops when it does not: a soak
-# killed by SIGKILL, which runs no trap, leaves no hog behind for long.
+# buffer, one file), that SOAK_PID still runs and stops when it does not: a soak
+# killed by SIGKILL, which runs no trap, leaves no hog behind for long. A zombie
+# counts as gone: its parent may be waiting for something else before it reaps it.
 set -euo pipefail
 
 soak=$1 out=$2 cpu_hogs=$3 mem_mb=$4 io_mb=$5
 
+# soak_runs: SOAK_PID exists and is not a zombie (/proc/PID/stat: "pid (comm) S ...").
+soak_runs() {
+  local stat
+  { stat=$(<"/proc/$soak/stat"); } 2>/dev/null || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != Z ]]
+}
+
 busy_hog() {
   local i
-  while kill -0 "$soak" 2>/dev/null; do
+  while soak_runs; do
     for ((i = 0; i < 100000; i++)); do :; done
   done
 }
@@ -37,8 +46,10 @@ patterns = [bytes([v]) * len(range(0, size, 64)) for v in (1, 2)]
 n = 0
 while True:
     try:
-        os.kill(soak, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{soak}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break  # a zombie: gone (see soak_runs)
+    except OSError:
         break
     buf[::64] = patterns[n % 2]
     n += 1
@@ -46,7 +57,7 @@ EOF
 }
 
 io_hog() {
-  while kill -0 "$soak" 2>/dev/null; do
+  while soak_runs; do
     dd if=/dev/zero of="$out/io-hog.bin" bs=1M count="$io_mb" conv=fsync status=none
   done
   rm -f "$out/io-hog.bin"

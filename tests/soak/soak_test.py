@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/soak/soak_test.py: scripts/soak, shown failing and cleaning up, on a fixture.
 
-Usage: soak_test.py SOAK FIXTURE_DIR WORK_DIR
+Usage: soak_test.py SOAK FIXTURE_DIR WORK_DIR [CMAKE]
+(CMAKE: the cmake to configure the fixture with; its ctest is the one soak runs)
 
 Copies FIXTURE_DIR (a CMake project whose tests fail on a known schedule,
 fixture/CMakeLists.txt) to WORK_DIR, configures its default and tsan presets,
@@ -29,6 +30,8 @@ import sys
 import time
 
 SOAK, FIXTURE, WORK = sys.argv[1:4]
+if len(sys.argv) > 4:
+    os.environ["PATH"] = os.path.dirname(sys.argv[4]) + os.pathsep + os.environ["PATH"]
 TREE = os.path.join(WORK, "tree")
 TINY_LOAD = {"TLAB_SOAK_CPU_HOGS": "1", "TLAB_SOAK_MEM_MB": "8", "TLAB_SOAK_IO_MB": "1"}
 failures = []
@@ -41,10 +44,18 @@ def expect(cond, what):
 
 
 def soak(args, root=TREE, env=None):
+    """Runs scripts/soak to its end; one that has not ended after 60 s (a fixture round
+    takes well under a second) is killed and fails here."""
     e = dict(os.environ, TLAB_SOAK_ROOT=root, PYTHON3=sys.executable)
     e.pop("SOAK_FIXTURE_HANG", None)
     e.update(env or {})
-    return subprocess.run([SOAK, *args], env=e, capture_output=True, text=True, timeout=120)
+    try:
+        return subprocess.run([SOAK, *args], env=e, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired as t:
+        expect(False, f"soak {' '.join(args)}: still running after 60 s")
+        text = [x.decode(errors="replace") if isinstance(x, bytes) else x or ""
+                for x in (t.stdout, t.stderr)]
+        return subprocess.CompletedProcess(t.cmd, -1, *text)
 
 
 def live(pgid=None, pid=None):
@@ -138,6 +149,7 @@ def load_cleanup():
     # The flaky test's 3rd run (after the two above): it fails, and soak says so.
     expect(r.returncode == 1, f"with load: exit 1, the flaky test's 3rd run (got {r.returncode})")
     expect(not live(pgid=pgid), f"with load: no process of the load's group {pgid} is left")
+    reap(pgid)
     expect(not os.path.exists(os.path.join(out, "io-hog.bin")), "with load: the I/O hog's file is gone")
 
 
@@ -145,16 +157,21 @@ def interrupt():
     out, hang = os.path.join(WORK, "out-int"), os.path.join(WORK, "hang.pid")
     e = dict(os.environ, TLAB_SOAK_ROOT=TREE, PYTHON3=sys.executable, SOAK_FIXTURE_HANG=hang,
              **TINY_LOAD)
+    # Output to a file, not a pipe: reading a pipe to its end would also wait for
+    # any process that soak left holding it.
+    log = open(os.path.join(WORK, "interrupt.log"), "w+", encoding="utf-8")
     p = subprocess.Popen([SOAK, "3", "--suites", "default", "-R", "^hang$", "--out", out], env=e,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         start_new_session=True)
+                         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60  # an upper bound on a start, never a measured time
     while not os.path.exists(hang) and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     expect(os.path.exists(hang), "Ctrl-C: the hanging test started")
     if not os.path.exists(hang):
-        p.kill()
-        print(p.communicate()[0])
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        log.seek(0)
+        print(log.read())
+        log.close()
         return
     with open(hang, encoding="utf-8") as f:
         hang_pid = int(f.read())
@@ -163,15 +180,28 @@ def interrupt():
     expect(live(pgid=pgid), "Ctrl-C: the load runs while the test hangs")
     os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the foreground group
     try:
-        output = p.communicate(timeout=60)[0]
+        p.wait(timeout=60)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
-        output = p.communicate()[0]
-    print(output)
+        p.wait()
+    log.seek(0)
+    print(log.read())
+    log.close()
     expect(p.returncode == 130, f"Ctrl-C: exit 130 (got {p.returncode})")
     expect(not live(pgid=pgid), f"Ctrl-C: no process of the load's group {pgid} is left")
     expect(not live(pid=hang_pid), "Ctrl-C: the hanging test is gone")
     expect(not live(pgid=p.pid), "Ctrl-C: nothing of soak's own group (ctest, tests) is left")
+    reap(pgid, p.pid)
+
+
+def reap(*pgids):
+    """Kills what a broken soak left behind in these groups, so a failing run of this
+    test leaves no hog on the machine either."""
+    for g in pgids:
+        try:
+            os.killpg(g, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def main():
