@@ -63,6 +63,7 @@ CaseRecord case_from(const Json& j) {
   if (j.contains("property"))
     c.property_command = j.at("property").at("command").get<std::string>();
   c.plan_index = opt<std::size_t>(j, "plan_index");
+  c.search_rounds = opt<std::uint32_t>(j, "search_rounds");
   if (j.contains("trials")) {
     TrialTally t;
     for (const Json& v : j.at("trial_verdicts")) {
