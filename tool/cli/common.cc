@@ -295,6 +295,7 @@ ScenarioRun run_scenarios(
     }
   };
   options.trials = repeat.trials;
+  options.search_rounds = repeat.search_rounds;
   if (!repeat.rounds) {
     r.report = execute_plan(specs, r.scenarios, *runner, options);
     if (sharded) record_shard(r.report, *sharded);

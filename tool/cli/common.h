@@ -126,6 +126,8 @@ struct Repetition {
   // case at seed_for_round(seed, r).
   std::optional<std::uint32_t> rounds;
   bool vary_seed = false;
+  // check: the rounds of each mutant pair's detection search (plan.h).
+  std::uint32_t search_rounds = 1;
 };
 
 struct ScenarioRun {

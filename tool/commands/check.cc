@@ -6,9 +6,17 @@
 // Relacy models (clean and mutant runs) and the property and TSan layers that are built join in
 // (layers/layers.h), and the gate also fails when a mutant is caught by no layer at all.
 //
+// A listed mutant is caught by a detection search (plan/plan.h): its cases run
+// under deterministic simulation when the scenario's engine can (so the answer is
+// the same on every machine, however loaded), else on real threads, in up to
+// --search-rounds rounds over the scenario's strategies, each round at a fresh
+// seed, stopping at the first catch. A gate that one unlucky run turns red is a
+// coin flip in every pipeline that runs it.
+//
 // --repeat N measures what one run only samples: every scenario case runs N
 // times (plan/trials.h) and its row says "failed k/N" (plain) or "detected k/N"
-// with the median detect_us (mutant). The gate is strict, so CI is green only
+// with the median detect_us (mutant): one run's detection, so with --repeat a
+// mutant case runs no search. The gate is strict, so CI is green only
 // when detection is certain over the trials: a plain case passes only if all N
 // passed, a mutant counts as caught only by a case that caught it N/N. The
 // property layer (deterministic under --property-seed) and the --models layers
@@ -17,6 +25,7 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/common.h"
 #include "cli/shard_option.h"
@@ -41,6 +50,7 @@ struct CheckOptions {
   std::uint64_t property_seed = 1;
   int property_tests = 100;
   std::uint32_t repeat = 1;
+  std::uint32_t search_rounds = kDefaultSearchRounds;
   SimOptions sim;
   LayerSources sources;
   std::string shard;
@@ -73,6 +83,13 @@ class CheckCommand final : public Command {
                    "only if all N do; rows show failed/detected k/N")
         ->type_name("N")
         ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
+    sub.add_option("--search-rounds", o_.search_rounds,
+                   fmt::format("search for each listed mutant in up to N rounds over its "
+                               "strategies, each at a fresh seed; it survives only if no round "
+                               "catches it (default {}; 1: one run per strategy)",
+                               kDefaultSearchRounds))
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     add_layer_sources(sub, o_.sources);
     add_layer_binaries(sub, o_.sources);
     // The models and layers check core's code; a subject is the user's.
@@ -90,6 +107,7 @@ class CheckCommand final : public Command {
     Overrides ov;
     InputErrors errors;
     ov.sim = sim_spec_of(*sub_, o_.sim, errors);
+    ov.simulate_mutants = true;
     if (!errors.empty()) return bad_input(errors, env);
     std::optional<SubjectFacts> subject;
     if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
@@ -98,6 +116,7 @@ class CheckCommand final : public Command {
     }
     Repetition repeat;
     if (sub_->count("--repeat") > 0) repeat.trials = o_.repeat;
+    repeat.search_rounds = o_.search_rounds;
     std::optional<Shard> shard;
     if (auto stop = resolve_shard_option(*sub_, o_.shard, env, shard)) return *stop;
     if (shard && o_.with_models) {

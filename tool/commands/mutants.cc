@@ -34,6 +34,7 @@ struct MutantsOptions {
   std::vector<std::string> layers;
   std::uint64_t iterations = 100000;
   std::size_t trials = 1;
+  std::uint32_t search_rounds = kDefaultSearchRounds;
   std::uint32_t sim_trials = 20;
   std::uint32_t sim_schedules = 10;
   LayerSources sources;
@@ -63,6 +64,13 @@ class MutantsCommand final : public Command {
                    "(default 1; models and property tests run once: they are deterministic)")
         ->type_name("N")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    sub.add_option("--search-rounds", o_.search_rounds,
+                   fmt::format("scenario layer: a check searches for its mutant in up to N "
+                               "rounds over the scenario's strategies, each at a fresh seed "
+                               "(default {}; 1: one run per strategy)",
+                               kDefaultSearchRounds))
+        ->type_name("N")
+        ->check(CLI::Range(std::uint32_t{1}, kMaxTrials));
     sub.add_option("--sim-trials", o_.sim_trials,
                    "trials of each sim check, each a search over --sim-schedules fresh seeds "
                    "(default 20)")
@@ -126,13 +134,15 @@ class MutantsCommand final : public Command {
       ExecuteOptions options;
       options.command = "mutants";
       options.show_progress = env.stderr_is_tty;
+      options.search_rounds = o_.search_rounds;
       const auto t0 = std::chrono::steady_clock::now();
       LayerStatus& st = matrix.layer(Layer::kScenario);
       st.state = LayerStatus::State::kRan;
       st.source = "this tlab: the built-in suite's catches";
       st.trials = o_.trials;
-      // Each trial is a whole `tlab check` pass over the mutant cases (a pair stops
-      // at its first catching strategy); every trial's cases go into the report.
+      // Each trial is a whole `tlab check` pass over the mutant cases on real
+      // threads (a pair is a detection search, plan.h: it stops at its first
+      // catching run); every trial's cases go into the report.
       for (std::size_t trial = 0; trial < o_.trials && !report.interrupted; ++trial) {
         Report scenario_report = execute_plan(specs, *suite, *runner, options);
         st.checks = scenario_report.summary().mutant_pairs;

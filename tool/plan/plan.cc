@@ -13,6 +13,7 @@
 #include "base/strategies.h"
 #include "plan/trials.h"
 #include "report/console.h"
+#include "subjects/subjects.h"
 
 namespace tlab::tool {
 
@@ -30,8 +31,8 @@ std::string pair_key(const CaseSpec& spec) {
   return spec.scenario->name + ":" + std::string(name_of(*spec.mutant));
 }
 
-// run_one: one trial of `spec`; a runner exception becomes verdict error.
-CaseResult run_one(const CaseSpec& spec, Runner& runner,
+// run_case_once: one run of `spec`; a runner exception becomes verdict error.
+CaseResult run_case_once(const CaseSpec& spec, Runner& runner,
                    const std::function<void(const std::string&)>& progress) {
   RunContext context;
   context.progress = progress;
@@ -96,9 +97,15 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
   // when this tlab is a TSan build (otherwise they could only "survive").
   const bool tsan = under_tsan();
   for (const Scenario& s : scenarios) {
-    std::vector<Mutant> wanted = s.catches;
-    if (tsan) wanted.insert(wanted.end(), s.tsan_catches.begin(), s.tsan_catches.end());
-    for (Mutant m : wanted) {
+    const bool simulate = o.simulate_mutants && !base.sim && !sim_refusal(s);
+    for (Mutant m : s.catches) {
+      for (const std::string& strategy : strategies_for(s, base)) {
+        CaseSpec& c = out.emplace_back(plan_case(s, strategy, m, base, /*expect_fail=*/true));
+        if (simulate && !c.sim) c.sim = SimSpec{};
+      }
+    }
+    if (!tsan) continue;
+    for (Mutant m : s.tsan_catches) {
       for (const std::string& strategy : strategies_for(s, base)) {
         out.push_back(plan_case(s, strategy, m, base, /*expect_fail=*/true));
       }
@@ -107,65 +114,150 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
   return out;
 }
 
-Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenario>& scenarios,
-                    Runner& runner, const ExecuteOptions& options) {
-  Report report;
-  report.command = options.command;
-  report.environment = Environment::detect();
-  report.planned = specs.size();
-  report.until_fail = options.until_fail;
-  for (const Scenario& s : scenarios) report.scenarios[s.name] = {s.source, s.document};
+namespace {
 
-  // Progress counts upward against a fixed total: a mutant case skipped because its
-  // pair was already caught counts as done.
-  Progress progress(options.show_progress);
-  const std::size_t total = specs.size();
-  std::set<std::string> caught_pairs;
-  std::size_t done = 0;
-  for (const CaseSpec& spec : specs) {
-    if (interrupted()) {
-      report.interrupted = true;
-      break;
+// Execution: the report under construction and the progress of the whole plan.
+class Execution {
+ public:
+  Execution(const std::vector<CaseSpec>& specs, const std::vector<Scenario>& scenarios,
+            Runner& runner, const ExecuteOptions& options)
+      : specs_(specs), runner_(runner), options_(options), progress_(options.show_progress) {
+    report_.command = options.command;
+    report_.environment = Environment::detect();
+    report_.planned = specs.size();
+    report_.until_fail = options.until_fail;
+    for (const Scenario& s : scenarios) report_.scenarios[s.name] = {s.source, s.document};
+  }
+
+  Report run() {
+    std::size_t i = 0;
+    while (i < specs_.size() && !report_.interrupted) {
+      if (interrupted()) {
+        report_.interrupted = true;
+        break;
+      }
+      const CaseSpec& spec = specs_[i];
+      // Progress counts upward against a fixed total: a mutant case skipped
+      // because its pair was already caught counts as done.
+      if (spec.expect_fail && spec.mutant && caught_pairs_.count(pair_key(spec))) {
+        --report_.planned;  // already caught (an earlier shard order, or a duplicate)
+        ++done_;
+        ++i;
+        continue;
+      }
+      if (spec.expect_fail && spec.mutant && !options_.trials && options_.search_rounds > 1) {
+        std::size_t j = i + 1;
+        while (j < specs_.size() && specs_[j].expect_fail && specs_[j].mutant &&
+               pair_key(specs_[j]) == pair_key(spec)) {
+          ++j;
+        }
+        search(i, j);
+        i = j;
+        continue;
+      }
+      run_trials(spec);
+      ++i;
     }
-    if (spec.expect_fail && spec.mutant && caught_pairs.count(pair_key(spec))) {
-      --report.planned;  // already caught on an earlier strategy: not run, not owed
-      ++done;
-      continue;
-    }
-    // One trial, or N (--repeat) folded into one record; Ctrl-C ends the trials.
-    const std::uint32_t n = options.trials.value_or(1);
+    progress_.clear();
+    return std::move(report_);
+  }
+
+ private:
+  // run_trials: one spec, once or --repeat N times folded into one record.
+  void run_trials(const CaseSpec& spec) {
+    // Ctrl-C ends the trials.
+    const std::uint32_t n = options_.trials.value_or(1);
     std::vector<CaseResult> results;
     for (std::uint32_t t = 1; t <= n; ++t) {
       const std::string what = n > 1 ? fmt::format("{} trial {}/{}", spec.id, t, n) : spec.id;
-      progress.update(done, total, what);
-      results.push_back(run_one(spec, runner, [&](const std::string& line) {
-        progress.update(done, total, what + "  " + line);
-      }));
+      results.push_back(run_one(spec, what));
       if (results.back().verdict == Verdict::kInterrupted || interrupted()) break;
     }
-    ++done;
-    CaseRecord record = options.trials ? fold_trials(spec, std::move(results))
-                                       : CaseRecord::from(spec, std::move(results.front()));
-    if (record.expect_fail && record.caught()) caught_pairs.insert(pair_key(spec));
-    if (options.log != nullptr && !options.show_progress) {
+    ++done_;
+    CaseRecord record = options_.trials ? fold_trials(spec, std::move(results))
+                                        : CaseRecord::from(spec, std::move(results.front()));
+    finish(std::move(record));
+  }
+
+  // search: the detection search of one mutant pair over specs_[first, last) (one
+  // spec per strategy): round r runs each strategy at seed_for_round(seed, r),
+  // until one catches (plan.h).
+  void search(std::size_t first, std::size_t last) {
+    const std::size_t n = last - first;
+    std::vector<std::optional<CaseRecord>> kept(n);
+    std::vector<double> spent(n, 0);
+    bool caught = false, stop = false;
+    for (std::uint32_t round = 1; round <= options_.search_rounds && !caught && !stop; ++round) {
+      for (std::size_t k = 0; k < n && !caught && !stop; ++k) {
+        CaseSpec spec = specs_[first + k];
+        spec.seed = seed_for_round(spec.seed, round);
+        const std::string what =
+            round == 1 ? spec.id
+                       : fmt::format("{} round {}/{}", spec.id, round, options_.search_rounds);
+        CaseResult result = run_one(spec, what);
+        spent[k] += result.duration_s;
+        stop = result.verdict == Verdict::kInterrupted || interrupted();
+        kept[k] = CaseRecord::from(spec, std::move(result));
+        kept[k]->search_rounds = round;
+        caught = kept[k]->caught();
+      }
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      ++done_;
+      if (!kept[k]) {
+        --report_.planned;  // its pair was caught before its turn: not run, not owed
+        continue;
+      }
+      kept[k]->result.duration_s = spent[k];
+      finish(std::move(*kept[k]));
+    }
+  }
+
+  CaseResult run_one(const CaseSpec& spec, const std::string& what) {
+    progress_.update(done_, specs_.size(), what);
+    return run_case_once(spec, runner_, [&](const std::string& line) {
+      progress_.update(done_, specs_.size(), what + "  " + line);
+    });
+  }
+
+  // finish: a finished record into the report (and its line in a CI log).
+  void finish(CaseRecord record) {
+    if (record.expect_fail && record.caught() && record.mutant) {
+      caught_pairs_.insert(record.scenario + ":" + *record.mutant);
+    }
+    if (options_.log != nullptr && !options_.show_progress) {
       // Not a terminal (a CI log): one line per finished case shows life.
       std::string tally;
       if (record.trials) {
         tally = fmt::format(" ({} {}/{})", record.expect_fail ? "detected" : "failed",
                             record.trials->failures, record.trials->verdicts.size());
+      } else if (record.search_rounds && *record.search_rounds > 1) {
+        tally = fmt::format(" (search round {})", *record.search_rounds);
       }
-      *options.log << fmt::format("[{}/{}] {} {} {:.2f}s{}\n", done, total, record.id,
-                                  name_of(record.result.verdict), record.result.duration_s, tally)
-                   << std::flush;
+      *options_.log << fmt::format("[{}/{}] {} {} {:.2f}s{}\n", done_, specs_.size(), record.id,
+                                   name_of(record.result.verdict), record.result.duration_s, tally)
+                    << std::flush;
     }
     const bool stop = record.result.verdict == Verdict::kInterrupted || interrupted();
-    report.cases.push_back(std::move(record));
-    if (stop) report.interrupted = true;
-    if (options.on_case_done) options.on_case_done(report);
-    if (stop) break;
+    report_.cases.push_back(std::move(record));
+    if (stop) report_.interrupted = true;
+    if (options_.on_case_done) options_.on_case_done(report_);
   }
-  progress.clear();
-  return report;
+
+  const std::vector<CaseSpec>& specs_;
+  Runner& runner_;
+  const ExecuteOptions& options_;
+  Progress progress_;
+  Report report_;
+  std::set<std::string> caught_pairs_;  // "scenario:mutant"
+  std::size_t done_ = 0;
+};
+
+}  // namespace
+
+Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenario>& scenarios,
+                    Runner& runner, const ExecuteOptions& options) {
+  return Execution(specs, scenarios, runner, options).run();
 }
 
 std::optional<double> parse_duration_s(const std::string& text) {

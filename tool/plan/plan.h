@@ -7,12 +7,29 @@
 //          (scenario, mutant in catches) x its strategies (must fail on at least one);
 //          with --subject only the must-pass cases (core's mutants are not in a subject)
 // Execution (execute_plan) hands each spec to the Runner, one at a time, and builds
-// the Report. It stops at Ctrl-C (interrupt.h) and marks the report interrupted. For
-// a `check` mutant pair it stops at the first strategy that catches the mutant:
-// detection, not the full matrix, is what the gate needs.
+// the Report. It stops at Ctrl-C (interrupt.h) and marks the report interrupted.
+//
+// A mutant pair is a detection search, not one run: detection, not the full matrix,
+// is what the gate needs, and a gate that one unlucky run can turn red is a coin
+// flip in every pipeline that uses it. Its cases (one per strategy, consecutive in
+// the plan) run in rounds: round r runs each strategy at seed_for_round(seed, r)
+// (round 1: the scenario's own seed), and the search stops at the first case that
+// catches the mutant, or after ExecuteOptions::search_rounds rounds.
+//   | pair's engine        | runs                     | a search is                     |
+//   |----------------------|--------------------------|---------------------------------|
+//   | runs under --sim     | simulated (check: always;| a fixed list of seeds: the same |
+//   | (subjects.h)         | Overrides::simulate_     | answer on every machine, so the |
+//   |                      | mutants)                 | gate cannot flake               |
+//   | real threads only    | real threads             | up to search_rounds independent |
+//   |                      |                          | runs per strategy: a pair caught|
+//   |                      |                          | with probability p per run is   |
+//   |                      |                          | missed with (1 - p)^(rounds x   |
+//   |                      |                          | strategies)                     |
+// The record of each strategy that ran is its catching run, or its last; its
+// duration is the sum over its rounds, and search_rounds says how many it ran.
 // With trials (--repeat N) each spec runs N times in a row and its record is the
 // fold of them (plan/trials.h): a pair counts as caught only by a case that caught
-// it in every trial.
+// it in every trial. Trials measure one run's detection, so they run no search.
 //
 // Costs: planning O(cases); execution is the runner's cost per case.
 // Ground rules: CLI thread only. The Scenarios must outlive the specs.
@@ -43,6 +60,11 @@ struct Overrides {
   std::string subject_name;
   // --sim: every case runs under deterministic simulation (CaseSpec::sim).
   std::optional<SimSpec> sim;
+  // plan_check: a mutant case of `catches` whose engine runs under simulation
+  // (subjects.h, sim_refusal) is simulated (random walk), so its detection does
+  // not depend on the machine's load. tsan_catches stay on real threads (a data
+  // race needs two threads at once).
+  bool simulate_mutants = false;
 };
 
 // plan_run: the cases of `tlab run`.
@@ -68,7 +90,18 @@ struct ExecuteOptions {
   // run --until-fail: the round this execution is, copied into the report (also
   // the partial ones on_case_done sees).
   std::optional<UntilFail> until_fail = std::nullopt;
+  // The rounds of a mutant pair's detection search (above); 1: one run per
+  // strategy, as `--attempts 1`. Ignored with trials.
+  std::uint32_t search_rounds = 1;
 };
+
+// kDefaultSearchRounds: check's and the kill matrix scenario layer's default. A
+// real-thread pair caught by a single run with probability p >= 1/2 on a loaded
+// machine (the weakest seen: 9 of 10 under load 10 on 2 cores) is missed by a
+// search over one strategy with probability (1 - p)^10 <= 2^-10, and over five
+// strategies <= 2^-50; a simulated pair's answer is fixed. A real survivor costs
+// ten runs per strategy before the gate says so.
+inline constexpr std::uint32_t kDefaultSearchRounds = 10;
 
 // execute_plan: runs `specs` on `runner`; a runner exception becomes verdict error.
 Report execute_plan(const std::vector<CaseSpec>& specs, const std::vector<Scenario>& scenarios,

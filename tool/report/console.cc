@@ -111,7 +111,11 @@ std::string case_explanation(const CaseRecord& c) {
   }
   const std::string timing = exec_timing_of(c.result);
   if (!timing.empty()) detail = detail.empty() ? timing : timing + "; " + detail;
-  const std::string tally = trials_of(c);
+  std::string tally = trials_of(c);
+  if (tally.empty() && c.search_rounds && *c.search_rounds > 1) {
+    tally = fmt::format("{} in search round {}", c.caught() ? "caught" : "missed",
+                        *c.search_rounds);
+  }
   if (!tally.empty()) detail = detail.empty() ? tally : tally + "; " + detail;
   return detail.empty() ? "-" : detail;
 }
@@ -149,7 +153,8 @@ Row row_of(const Report& report, const CaseRecord& c) {
   r.cells = {c.scenario,
              c.strategy,
              c.mutant.value_or("-"),
-             c.model ? std::string("-") : std::to_string(c.seed),
+             // A simulated case's seed names a schedule, not a real-thread run.
+             c.model ? std::string("-") : fmt::format("{}{}", c.seed, c.sim ? " sim" : ""),
              verdict,
              fmt::format("{:.2f}s", c.result.duration_s),
              detail};

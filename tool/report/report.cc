@@ -90,6 +90,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   }
   if (c.property_command) j["property"] = {{"command", *c.property_command}};
   if (c.plan_index) j["plan_index"] = *c.plan_index;
+  if (c.search_rounds) j["search_rounds"] = *c.search_rounds;
   if (c.trials) {
     const TrialTally& t = *c.trials;
     j["trials"] = t.verdicts.size();

@@ -111,6 +111,9 @@ struct CaseRecord {
   std::optional<std::string> property_command;
   // Set when the case ran as N trials (TrialTally).
   std::optional<TrialTally> trials;
+  // A mutant case of a detection search (plan/plan.h): the rounds this strategy
+  // ran; the record is its catching round's, or its last.
+  std::optional<std::uint32_t> search_rounds;
   // Sharded reports only: the case's position in the whole plan, so `tlab merge`
   // restores the unsharded order.
   std::optional<std::size_t> plan_index;

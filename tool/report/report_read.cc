@@ -55,6 +55,12 @@ CaseRecord case_from(const Json& j) {
   c.budget_s = j.at("budget_s").get<double>();
   c.expect_fail = j.at("expect_fail").get<bool>();
   c.subject_spec = opt<std::string>(j, "subject_spec");
+  if (j.contains("sim")) {
+    // The schema admits only the catalogued names (validated before this runs).
+    const auto strategy = sim_strategy_from_name(j.at("sim").at("strategy").get<std::string>());
+    if (!strategy) throw std::invalid_argument("unknown sim strategy");
+    c.sim = SimSpec{*strategy, j.at("sim").at("pct_depth").get<int>()};
+  }
   c.result = CaseResult::from_json(j);
   if (!verdict_from_name(j.at("verdict").get<std::string>())) {
     throw std::invalid_argument("unknown verdict");
@@ -63,6 +69,7 @@ CaseRecord case_from(const Json& j) {
   if (j.contains("property"))
     c.property_command = j.at("property").at("command").get<std::string>();
   c.plan_index = opt<std::size_t>(j, "plan_index");
+  c.search_rounds = opt<std::uint32_t>(j, "search_rounds");
   if (j.contains("trials")) {
     TrialTally t;
     for (const Json& v : j.at("trial_verdicts")) {

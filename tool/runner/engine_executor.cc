@@ -40,6 +40,7 @@
 
 #include <fmt/format.h>
 
+#include "base/stall_clock.h"
 #include "runner/engines.h"
 #include "tlab/executor.h"
 #include "tlab/platform/stress_platform.h"
@@ -371,12 +372,15 @@ class ExecutorCase {
   void finish() {
     const std::int64_t horizon = now();
     const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
-    const std::int64_t until =
-        horizon +
+    // The drain's limit is counted on the stall clock (stall_clock.h): workers
+    // starved of CPU on a loaded machine are given the time they lost.
+    const std::int64_t drain_ns =
         std::min(budget_third, std::max<std::int64_t>(100'000'000, 40 * s_.engine.tick_us * 1000));
     for (;;) {
       const bool settled = armed_due_by(horizon).empty();
-      if (settled || now() >= until || ctx_.stopping()) break;
+      if (settled || stall_clock().effective_ns(horizon, now()) >= drain_ns || ctx_.stopping()) {
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     const Exec::Stats st = exec_->stats();
@@ -406,13 +410,18 @@ class ExecutorCase {
       returned_ = exec_->shutdown();
       done->store(true, std::memory_order::release);  // pairs with the load below
     });
-    const std::int64_t limit = steady_ns() + 2'000'000'000;
-    while (!done->load(std::memory_order::acquire) && steady_ns() < limit) {
+    const std::int64_t asked = steady_ns();
+    constexpr std::int64_t kShutdownLimitNs = 2'000'000'000;
+    while (!done->load(std::memory_order::acquire) &&
+           stall_clock().effective_ns(asked, steady_ns()) < kShutdownLimitNs) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (!done->load(std::memory_order::acquire)) {
       t.detach();
-      ctx_.violation(Oracle::kLostWakeup, "executor shutdown() did not return within 2 s");
+      ctx_.violation(Oracle::kLostWakeup,
+                     fmt::format("executor shutdown() did not return within {} of time the "
+                                 "case's threads could run ({} of wall time)",
+                                 fmt_ns(kShutdownLimitNs), fmt_ns(steady_ns() - asked)));
       emit_and_exit(ctx_, std::nullopt, "engine executor: shutdown hung; the case process exits");
     }
     t.join();

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/stall_clock.h"
 #include "runner/engine_subject_facility.h"
 
 namespace tlab::tool::runner {
@@ -15,6 +16,12 @@ std::int64_t FacilityCase::host_now() const {
   // relaxed: only the driver's main thread advances the virtual clock, and every
   // virtual-case call runs on that thread.
   return virtual_ ? vclock_.load(std::memory_order::relaxed) : monotonic_ns();
+}
+
+std::int64_t FacilityCase::waited_ns(std::int64_t since, std::int64_t now) const {
+  // Real clock: the stall clock's effective time, so a grace counts only time the
+  // case's threads (and an exec subject's) could run (stall_clock.h).
+  return virtual_ ? now - since : stall_clock().effective_ns(since, now);
 }
 
 std::string FacilityCase::at(std::int64_t host_ns) const {
@@ -476,7 +483,8 @@ bool FacilityCase::blocked_by_pending() {
   std::uint64_t overdue = 0;
   for (const auto& [cookie, l] : live_) {
     // Disowned timers (TOO_LATE, UNKNOWN) are already left out of n.
-    if (!l.too_late && !l.unknown && l.deadline < now && now - l.deadline > overdue_grace_) {
+    if (!l.too_late && !l.unknown && l.deadline < now &&
+        waited_ns(l.deadline, now) > overdue_grace_) {
       ++overdue;
     }
   }

@@ -196,6 +196,9 @@ class FacilityCase {
 
   // ---- engine_subject_facility.cc: the calls and their judging ----
   std::int64_t host_now() const;
+  // waited_ns: how much of [since, now] (host clock) counts toward a grace: all of
+  // it on the virtual clock, the stall clock's effective time on the real one.
+  std::int64_t waited_ns(std::int64_t since, std::int64_t now) const;
   std::string at(std::int64_t host_ns) const;  // "t=1.234ms" on the case's timeline
   void on_fired(std::uint64_t cookie);
   void late_fire(std::uint64_t cookie, std::int64_t now);  // requires mu_

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/stall_clock.h"
 #include "runner/engine_subject_facility.h"
 #include "runner/engines.h"
 
@@ -188,8 +189,9 @@ void FacilityCase::drain_and_check() {
   const std::int64_t drain_ns =
       std::max(std::int64_t{0}, std::min(budget_third - (target - horizon),
                                          std::max(std::int64_t{50'000'000}, 20 * tick_ns_)));
-  const std::int64_t until = sat_add(target, drain_ns);
-  while (due_unsettled_by(target) && host_now() < until && !ctx_.stopping()) {
+  while (due_unsettled_by(target) &&
+         (host_now() <= target || waited_ns(target, host_now()) < drain_ns) &&
+         !ctx_.stopping()) {
     wait_step(std::chrono::milliseconds(1));
   }
   if (!ctx_.stopping()) idle_probes();
@@ -263,8 +265,9 @@ void FacilityCase::idle_probes() {
         if (c != cookie && !l.too_late && !l.unknown && l.deadline <= scheduled_at) ++overdue;
       }
     }
-    const std::int64_t until = sat_add(deadline, overdue_grace_);
-    while (is_live(cookie) && host_now() < until && !ctx_.stopping()) {
+    while (is_live(cookie) &&
+           (host_now() <= deadline || waited_ns(deadline, host_now()) < overdue_grace_) &&
+           !ctx_.stopping()) {
       wait_step(std::chrono::microseconds(100));
     }
     if (ctx_.stopping() || !is_live(cookie)) continue;

@@ -58,6 +58,7 @@
 
 #include <fmt/format.h>
 
+#include "base/stall_clock.h"
 #include "runner/arming_ledger.h"
 #include "runner/engines.h"
 #include "runner/service_tasks.h"
@@ -316,6 +317,17 @@ class ServiceCase {
     if constexpr (kSim) return now();
     return steady_ns();
   }
+  // waited_ns: how long the case has given the engine since `since` (the engine's
+  // clock, which on real threads is the steady clock): on real threads the stall
+  // clock's effective time (stall_clock.h), so a limit counts only time the threads
+  // could run; elapsed time on a virtual or simulated clock.
+  std::int64_t waited_ns(std::int64_t since) const {
+    if constexpr (kSim || kVirtual) {
+      return now() - since;
+    } else {
+      return stall_clock().effective_ns(since, wall_ns());
+    }
+  }
 
   // The watchdog under simulation: every half grace of virtual time, a waiter still
   // parked a grace past its deadline is a lost wakeup (as monitor_loop says on real
@@ -417,13 +429,16 @@ class ServiceCase {
   }
 
   // until `drain_ns` after target. Steady: poll; virtual: advance and run_due.
+  // drain: until every one-shot due by `target` has settled, or drain_ns past the
+  // target (on real threads counted on the stall clock: a timer thread starved of
+  // CPU is given the time it lost), and periodic tasks have had drain_ns to run.
   void drain(std::int64_t target, std::int64_t drain_ns) {
-    const std::int64_t until = target + drain_ns;
     timer_actor_->set(Phase::kWaiting);
     for (;;) {
       const bool settled = !tasks_->one_shot_due_by(target);
-      const bool periodic_left = tasks_->max_period() > 0 && now() < until;
-      if ((settled && !periodic_left) || now() >= until || ctx_.stopping()) return;
+      const bool over = now() > target && waited_ns(target) >= drain_ns;
+      const bool periodic_left = tasks_->max_period() > 0 && !over;
+      if ((settled && !periodic_left) || over || ctx_.stopping()) return;
       if constexpr (kVirtual) {
         clock_.advance(Duration::microseconds(s_.engine.tick_us));
         service_->run_due(clock_.now());
@@ -473,23 +488,23 @@ class ServiceCase {
           fmt::format("the service refused a probe task at {}: {}", ctx_.at(t0 - base_), e.what()));
       return;
     }
-    const std::int64_t limit = wall_ns() + 200'000'000 + lost_wakeup_grace_ns(s_) / 4;
+    const std::int64_t asked = wall_ns();
+    const std::int64_t limit = 200'000'000 + lost_wakeup_grace_ns(s_) / 4;
     while (!ran.load(std::memory_order::acquire)) {  // pairs with the probe's store
       if constexpr (kVirtual) {
         service_->run_due(clock_.now());
         if (!ran.load(std::memory_order::acquire)) break;
       } else {
-        if (wall_ns() > limit || ctx_.stopping()) break;
+        if (waited_ns(asked) > limit || ctx_.stopping()) break;
         pause_us(1000);
       }
     }
     if (!ran.load(std::memory_order::acquire)) {
       ctx_.violation(
           Oracle::kTaskExceptions,
-          fmt::format("timer thread dead: a probe task due at {} did not run within {}; the "
-                      "service's last error: '{}'",
-                      ctx_.at(t0 - base_), fmt_ns(limit - wall_ns() + 200'000'000),
-                      service_->last_error()));
+          fmt::format("timer thread dead: a probe task due at {} did not run within {} (of "
+                      "time the case's threads could run); the service's last error: '{}'",
+                      ctx_.at(t0 - base_), fmt_ns(waited_ns(asked)), service_->last_error()));
       service_->cancel(probe);
     }
   }
@@ -523,8 +538,8 @@ class ServiceCase {
         service_->shutdown_now();
         done->store(true, std::memory_order::release);  // pairs with the load below
       });
-      const std::int64_t limit = t0 + 1'000'000'000 + lost_wakeup_grace_ns(s_) / 2;
-      while (!done->load(std::memory_order::acquire) && steady_ns() < limit) {
+      const std::int64_t limit = 1'000'000'000 + lost_wakeup_grace_ns(s_) / 2;
+      while (!done->load(std::memory_order::acquire) && waited_ns(t0) < limit) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       }
       if (done->load(std::memory_order::acquire)) {

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -23,6 +24,7 @@
 
 #include "base/interrupt.h"
 #include "base/process_groups.h"
+#include "base/stall_clock.h"
 #include "oracles/oracles.h"
 #include "runner/case_context.h"
 #include "runner/engine_subject.h"
@@ -128,25 +130,35 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
   std::vector<std::int64_t> rescued_since(ctx.actors().size(), -1);
   while (!done.load(std::memory_order::acquire)) {  // pairs with the driver's release
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (ctx.elapsed_ns() > budget_ns) {
-      emit_and_exit(ctx, Verdict::kTimeout,
-                    fmt::format("budget of {}s expired after {} operations; actor states:\n{}",
-                                ctx.spec().budget_s, ctx.ops_done(), ctx.actor_report()));
-    }
     const std::int64_t now = steady_ns();
+    // The budget is a watchdog, never a pass limit: it is counted on the stall
+    // clock, so a case starved of CPU on a loaded machine is not cut short, while a
+    // case whose threads all sleep (a hang) still ends on time.
+    if (stall_clock().effective_ns(ctx.start_ns(), now) > budget_ns) {
+      emit_and_exit(ctx, Verdict::kTimeout,
+                    fmt::format("budget of {}s expired ({} of wall time) after {} operations; "
+                                "actor states:\n{}",
+                                ctx.spec().budget_s, fmt_ns(now - ctx.start_ns()), ctx.ops_done(),
+                                ctx.actor_report()));
+    }
     for (std::size_t i = 0; i < ctx.actors().size() && i < rescued_since.size(); ++i) {
       ActorState& a = ctx.actors()[i];
       if (a.phase.load(std::memory_order::relaxed) != Phase::kParked) continue;
       const std::int64_t dl = a.deadline_ns.load(std::memory_order::relaxed);
       const std::int64_t since = a.since_ns.load(std::memory_order::relaxed);
-      if (dl == 0 || now - dl < grace || rescued_since[i] == since) continue;
+      // The grace is counted on the stall clock: time the case's threads were
+      // runnable but had no CPU is not time anyone failed to wake it.
+      if (dl == 0 || stall_clock().overdue_ns(dl, now) < grace || rescued_since[i] == since) {
+        continue;
+      }
       rescued_since[i] = since;
       ctx.violation(
           Oracle::kLostWakeup,
           fmt::format("{}: parked on 0x{:x} since {}; its deadline passed at {} and nobody "
-                      "woke it within {} (the watchdog unparked it)",
+                      "woke it within {} of time the case's threads could run ({} of wall time; "
+                      "the watchdog unparked it)",
                       a.name, a.object.load(std::memory_order::relaxed), ctx.at(since), ctx.at(dl),
-                      fmt_ns(grace)));
+                      fmt_ns(grace), fmt_ns(now - dl)));
       std::function<void(std::size_t)> hook;
       {
         std::lock_guard lk(g_rescue_mu);
@@ -167,6 +179,10 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
   ::close(stderr_fd);
   const std::int64_t start = steady_ns();
   CaseContext ctx(spec, start);
+  // The budget and every real-time grace of the case are counted on it
+  // (stall_clock.h); a simulated case hands off between real threads too, so its
+  // budget needs it as well.
+  stall_clock().start();
   stress::configure(spec.mutant, spec.scenario->fault_plans());
   std::atomic<bool> done{false};
   std::thread monitor;
@@ -293,8 +309,14 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
   std::string payload;
   bool killed_budget = false, killed_interrupt = false;
   // The child's own watchdog fires at the budget; 5 s more covers a child too stuck
-  // to report (or a slow TSan start-up) before it is killed.
+  // to report (or a slow TSan start-up) before it is killed. Both are counted on a
+  // stall clock that watches the child's threads (stall_clock.h): the child's
+  // watchdog extends its budget by the CPU starvation it saw, and so must this.
   const double hard_limit_s = spec.budget_s + 5.0;
+  const auto stall = std::make_unique<StallClock>();  // 1 MiB of history: not on the stack
+  stall->watch_process(pid);
+  stall->start();
+  const std::int64_t start_ns = steady_ns();
   char buf[65536];
   for (;;) {
     pollfd p{pipefd[0], POLLIN, 0};
@@ -315,7 +337,7 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
       ::kill(pid, SIGKILL);
       break;
     }
-    if (elapsed > hard_limit_s) {
+    if (static_cast<double>(stall->effective_ns(start_ns, steady_ns())) > hard_limit_s * 1e9) {
       killed_budget = true;
       ::kill(pid, SIGKILL);
       break;

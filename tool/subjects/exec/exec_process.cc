@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "base/process_groups.h"
+#include "base/stall_clock.h"
 #include "runner/engine_subject_calls.h"
 
 namespace tlab::tool::exec {
@@ -169,6 +170,8 @@ bool ExecProcess::start(const std::vector<std::string>& argv, std::string& error
   ::setpgid(pid, pid);
   pid_ = pid;
   groups_add(pid);  // for a case child that _exits, or is killed, before the destructor
+  // Its threads' CPU starvation stretches the case's graces as ours does.
+  stall_clock().watch_process(pid);
   ::close(to_child[0]);
   ::close(from_child[1]);
   ::close(status_pipe[1]);

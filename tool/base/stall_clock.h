@@ -1,0 +1,136 @@
+// tlab/tool/base/stall_clock.h: the clock every real-thread grace of a case is
+// measured on: wall time less the time the case's threads spent waiting for a CPU.
+//
+// Why: a real-thread oracle that decides "lost" after a grace (a waiter parked past
+// its deadline, a timer not fired by the drain, a timer thread that does not run a
+// probe) cannot tell a lost wakeup from a thread that was runnable and got no CPU.
+// On a loaded 2-core CI machine a timer thread at a fifth of a core falls hundreds
+// of milliseconds behind, and a wall-clock grace calls the correct code broken
+// (expiry_storm lost 338 timers of 3000 on binary_heap with the machine at load 10).
+// Making the graces longer only moves the threshold; what separates the two is
+// whether the thread could run. So graces are counted on this clock:
+//
+//   effective(t0, t1) = (t1 - t0) - (S(t1) - S(t0))
+//
+// where S is the case's cumulative stall: each sampling period adds the largest
+// increase, over the watched threads, of the kernel's run_delay (time runnable but
+// not running: /proc/<pid>/task/<tid>/schedstat, field 2), capped at the period's
+// wall length. The watched threads are every thread of this case process and of
+// the processes registered with watch_process (an exec subject's). The largest,
+// not the responsible thread's: a timer thread blocked on a mutex whose holder is
+// starved is late through no fault of its own, and which thread is responsible is
+// not known in general. A thread that sleeps past a deadline (the lost wakeup the
+// graces exist for) accrues no run_delay, so on an idle machine effective time is
+// wall time and a lost wakeup is judged as promptly as before; under load the
+// graces stretch by the starvation actually seen, and a correct case passes.
+//
+//   | machine               | S grows by         | a 500 ms grace ends after |
+//   |-----------------------|--------------------|---------------------------|
+//   | idle                  | ~0                 | ~500 ms                   |
+//   | our threads at 1/3 CPU| ~2/3 of wall time  | ~1.5 s                    |
+//   | schedstat unavailable | the sampler's own  | ~500 ms + its oversleep   |
+//   |                       | oversleep          |                           |
+//
+// Without schedstat (a kernel without CONFIG_SCHED_INFO) S is the sampler thread's
+// own lateness past each period: a coarser estimate of the same thing.
+//
+// Cost: one sample every kPeriodNs on the sampler thread: a directory walk and one
+// small read per watched thread (~5 us each; ~50 us a sample for ten threads, 0.5%
+// of a core). effective() is two atomic loads and a binary search over the history
+// (O(log kHistory)). Memory: kHistory samples of 16 bytes (1 MiB), enough for the
+// longest budget a scenario may set (600 s) at kPeriodNs.
+//
+// Ground rules: one StallClock per case child, started before the case's actors and
+// stopped after them. sample() is called by the sampler thread only; effective()
+// and stalled_ns() from any thread. Memory ordering: the sampler writes a history
+// entry, then publishes the count with release; readers load the count with
+// acquire and read only entries below it, which are never written again.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace tlab::tool {
+
+class StallClock {
+ public:
+  // 10 ms: a grace is at least 50 ms, so a sample's granularity is a fifth of the
+  // shortest grace at worst, and the walk costs well under 1% of a core.
+  static constexpr std::int64_t kPeriodNs = 10'000'000;
+  static constexpr std::size_t kHistory = 65'536;  // 655 s at kPeriodNs
+
+  StallClock() = default;
+  StallClock(const StallClock&) = delete;
+  StallClock& operator=(const StallClock&) = delete;
+  ~StallClock() { stop(); }
+
+  // StallClock::start: starts the sampler thread (idempotent). Thread safety: the
+  // case's main thread.
+  void start();
+  // StallClock::stop: stops and joins the sampler. Thread safety: as start().
+  void stop();
+  // StallClock::watch_process: also counts the threads of process `pid` (an exec
+  // subject) from the next sample on. Thread safety: any thread.
+  void watch_process(pid_t pid);
+
+  // StallClock::effective_ns: how much of the wall interval [t0_ns, t1_ns] (steady
+  // clock) the case's threads could run: its length less the stall sampled within
+  // it; at least 0. t1_ns is usually now. Thread safety: any thread.
+  std::int64_t effective_ns(std::int64_t t0_ns, std::int64_t t1_ns) const;
+  // StallClock::overdue_ns: effective_ns(deadline_ns, now_ns), 0 before the deadline.
+  std::int64_t overdue_ns(std::int64_t deadline_ns, std::int64_t now_ns) const {
+    return now_ns <= deadline_ns ? 0 : effective_ns(deadline_ns, now_ns);
+  }
+  // StallClock::stalled_ns: S at the last sample.
+  std::int64_t stalled_ns() const;
+  // StallClock::uses_schedstat: whether the kernel's run_delay is read (else the
+  // sampler's oversleep stands in for it).
+  bool uses_schedstat() const { return schedstat_.load(std::memory_order::relaxed); }
+
+  // StallClock::sample: one sampling step at steady instant `now_ns`: reads the
+  // watched threads' run_delay (or takes `oversleep_ns` without schedstat) and
+  // records it. Thread safety: the sampler thread only.
+  void sample(std::int64_t now_ns, std::int64_t oversleep_ns);
+  // StallClock::record: the stall that grew by `grew_ns` up to steady instant
+  // `now_ns` (capped at the time since the previous record; instants must not go
+  // back). What sample() does once it has measured; tests call it directly.
+  // Thread safety: as sample().
+  void record(std::int64_t now_ns, std::int64_t grew_ns);
+
+ private:
+  struct Entry {
+    std::int64_t wall = 0;   // steady ns of the sample
+    std::int64_t stall = 0;  // S at that instant
+  };
+  // stall_at: S at steady instant t (the last sample at or before t; 0 before the
+  // first).
+  std::int64_t stall_at(std::int64_t t) const;
+  // read_delays: run_delay of every watched thread, keyed by (pid << 32 | tid);
+  // false if schedstat cannot be read.
+  bool read_delays(std::unordered_map<std::uint64_t, std::int64_t>& out);
+  void run();
+
+  std::array<Entry, kHistory> history_{};
+  std::atomic<std::size_t> count_{0};                     // release by sample(), acquire by readers
+  std::atomic<bool> schedstat_{true};                     // relaxed: a diagnostic
+  std::unordered_map<std::uint64_t, std::int64_t> last_;  // sampler only
+  std::int64_t last_wall_ = 0;                            // sampler only
+  std::mutex pids_mu_;
+  std::vector<pid_t> pids_;  // pids_mu_: besides this process
+  std::atomic<bool> stop_{false};
+  std::thread sampler_;
+};
+
+// stall_clock: the case child's one clock (started by the child harness,
+// stress_runner.cc). Outside a case child it is never started: effective_ns is
+// then plain wall time.
+StallClock& stall_clock();
+
+}  // namespace tlab::tool
