@@ -174,6 +174,19 @@ struct SeededBug {
 
 // Each seeded timer bug is caught by its own oracle, in a case that fails, and no
 // oracle reports anything the bug cannot cause (no protocol_error, no crash).
+// Why each must show, whatever the machine's load: short_races has no canceller, so
+// a timer escapes a bug only through its own scheduler's cancel right after it was
+// armed, a seeded draw of probability 0.3 that knows nothing of the timer's id.
+// early (every fire is 2 ms early), double (every 7th id fires twice) and lost
+// (every 5th id never fires; throwing_tasks has no cancels at all) each have 40 or
+// more timers eligible in a run, so a miss is at most 0.3^40. wrong_result needs a
+// cancel of a fired timer: the ~30 stale cancels of a run each name a settled timer,
+// fired unless its own cancel settled it (0.3), so a miss is at most 0.3^30.
+// after_cancel needs a cancel to find its timer (every 3rd id) still armed: ~30
+// eligible cancels, each sent as soon as the schedule is answered, against delays
+// of 0-3 ms (28 showed with the machine's load average above 7). die_on_fail dies
+// at throwing_tasks' first failing callback; pending_list drops an id from the
+// pending list at shutdown, when the driver always leaves timers pending.
 TEST_F(ExecTest, EachSeededBugIsCaughtByItsOracle) {
   const SeededBug bugs[] = {
       {"early", "early_fire", "", "by the subject's own clock"},
@@ -290,7 +303,9 @@ TEST_F(ExecTest, EachMisbehaviourGetsItsVerdict) {
 // A subject that promises thread_safe gets several senders at once (requests
 // pipelined: max_in_flight above 1) and still passes, and a seeded bug is still
 // caught under pipelining; without the promise there is never more than one request
-// in flight.
+// in flight. Two in flight is certain, not a race that must show: with
+// --thread-safe the reference subject answers its first schedule only once a second
+// request has come (a tlab that did not pipeline would wait out the budget).
 TEST_F(ExecTest, ThreadSafeSubjectsArePipelinedOthersSerialised) {
   auto max_in_flight = [](const json& doc) {
     std::uint64_t most = 0;
