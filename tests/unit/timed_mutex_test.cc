@@ -2,8 +2,9 @@
 // cases first (the waiter thread's progress is pinned by hand-shakes, never by
 // sleeping), then the expired-waiter race pinned by a fault-point gate, then a
 // contention run with timeouts that checks mutual exclusion and that the lock is
-// never lost. Mutant kill: kMutexUnlockNoResolve, by the pinned race in every run
-// and by the contention run when a releaser happens to meet an expired waiter.
+// never lost. Mutant kill: kMutexUnlockNoResolve, by the pinned race in every run;
+// the contention run catches it only when a releaser happens to meet an expired
+// waiter, so that check is in timed_mutex_test.slow (label slow).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -226,8 +227,10 @@ TEST(TimedMutexRace, MutualExclusionUnderContentionWithTimeouts) {
 
 // Mutant kMutexUnlockNoResolve under the same contention: sooner or later unlock()
 // hands the lock to a waiter that already timed out and the lock is lost for good.
-// Bounded: up to 5 runs, stopping at the first loss.
-TEST(TimedMutexRaceMutant, ContentionLosesTheLock) {
+// Up to 5 runs, stopping at the first loss. Whether an unlock meets an expired
+// waiter is left to the scheduler (the expiry winner lingers 20-60 us), so this
+// runs as timed_mutex_test.slow (label slow); CI's catch is the pinned race above.
+TEST(TimedMutexRaceMutantOnRealTime, ContentionLosesTheLock) {
   using Bug = MutantPlatform<StressPlatform, Mutant::kMutexUnlockNoResolve>;
   bool caught = false;
   for (int run = 0; run < 5 && !caught; ++run) caught = !contend<Bug>(3, 400).lock_free_at_end;
