@@ -1,6 +1,6 @@
 // TimerService (timer_service.h) with its real timer thread: wake-ups, shutdown,
-// exceptions and cross-thread schedule/cancel. Bounded by operation counts; the
-// time bounds are of two kinds, neither a tight timing assertion:
+// exceptions and cross-thread schedule/cancel. Bounded by operation counts and
+// hand-shakes, never by how fast a thread runs:
 //   - what the shipped code must do (run an earlier task, come back from shutdown,
 //     run every admitted task) gets kHangGuard, 30 s, a hang guard far above any
 //     load; the far heads it must not wait for are an hour out (kFar), so a lost
@@ -8,13 +8,17 @@
 //   - a mutant's check waits kMutantWait, 1 s, for what that mutant never does
 //     before its far head (an hour out; 2 s for kTimerSleepNotWait, whose sleeping
 //     thread nothing can wake, so its check costs 2 s): that wait sets what a caught
-//     mutant costs, never whether it is caught, since load only delays the thread.
+//     mutant costs, never whether it is caught, since load only delays the thread;
+//   - "the thread now waits for the far head" is a hand-shake, not a nap: the
+//     services run on StressPlatform, whose fault point kTimerAfterComputeWait
+//     counts every wait the thread decides (waits_decided()), and the window of
+//     kTimerNotifyWithoutLock is held open by a gate (testing::GatedPlatform).
 //
 // Each check is a function run once on the shipped code (it must pass) and once per
 // mutant it exists for (it must fail). The mutants whose bug is a hang (a thread
 // nobody wakes) are rescued afterwards (wake(), or the 2 s head of
-// kTimerSleepNotWait). Races that need a window are made reliable with
-// StressPlatform fault plans.
+// kTimerSleepNotWait). Fault plans widen the windows on the shipped code, which
+// must pass whatever they do.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "support/mutant_platform.h"
+#include "support/sync_test_util.h"
 #include "tlab/platform/std_platform.h"
 #include "tlab/platform/stress_platform.h"
 #include "tlab/queue/strategy.h"
@@ -39,6 +44,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::MutantPlatform;
+using testing::spin_until;
 
 // What the shipped code must do is awaited this long at most: a hang guard.
 constexpr auto kHangGuard = 30s;
@@ -66,6 +72,26 @@ bool eventually(Pred&& pred) {
   return true;
 }
 
+// The waits the timer threads have decided so far: hits of kTimerAfterComputeWait,
+// which a StressPlatform service counts with or without a fault plan.
+std::uint64_t waits_decided() { return stress::stats(FaultPoint::kTimerAfterComputeWait).hits; }
+
+// settle: the hand-shake that replaces "sleep and hope the thread is waiting".
+// `before` is waits_decided() read before `svc` was made. Waits until the thread
+// has decided its first wait (on the empty queue); then, with `far`, schedules a
+// do-nothing task that far out and, if the service hears that schedule (every one
+// but kTimerNoNotifyOnEarlier's, whose thread then waits on untimed), waits until
+// the thread has decided its wait for it.
+template <class S>
+void settle(S& svc, std::uint64_t before, std::optional<Duration> far, bool far_is_heard = true) {
+  EXPECT_TRUE(spin_until([&] { return waits_decided() >= before + 1; })) << "no wait decided";
+  if (!far) return;
+  svc.schedule(S::Task::make([] {}), *far);
+  if (far_is_heard) {
+    EXPECT_TRUE(spin_until([&] { return waits_decided() >= before + 2; })) << "far head unheard";
+  }
+}
+
 // Installs fault plans (and no runtime mutant) for one test; resets on exit.
 // Construct it before any service, so no instrumented thread runs meanwhile.
 class FaultScope {
@@ -90,12 +116,13 @@ stress::FaultPlan delay_always(std::chrono::microseconds d) {
 // An earlier task scheduled while the thread waits for a far head runs within
 // `limit` (seed 001: "submitting a task due sooner"). Fails if the wake-up is lost.
 template <class S>
-bool earlier_task_runs_promptly(Duration far, std::chrono::milliseconds limit) {
+bool earlier_task_runs_promptly(Duration far, std::chrono::milliseconds limit,
+                                bool far_is_heard = true) {
   std::promise<void> ran;
   auto fut = ran.get_future();
+  const std::uint64_t before = waits_decided();
   S svc;
-  svc.schedule(S::Task::make([] {}), far);
-  std::this_thread::sleep_for(30ms);  // let the thread start waiting for `far`
+  settle(svc, before, far, far_is_heard);
   svc.schedule(S::Task::make([&ran] { ran.set_value(); }), ms(50));
   const bool ok = ready_within(fut, limit);
   svc.shutdown_now();  // joins; mutants' threads are woken here or at `far`
@@ -109,9 +136,9 @@ bool shutdown_wakes_sleeping_thread(std::optional<Duration> far, std::chrono::mi
   using TaskPtr = typename S::TaskPtr;
   std::promise<std::vector<TaskPtr>> done;
   auto fut = done.get_future();
+  const std::uint64_t before = waits_decided();
   S svc;
-  if (far) svc.schedule(S::Task::make([] {}), *far);
-  std::this_thread::sleep_for(30ms);  // let the thread block
+  settle(svc, before, far);
   std::thread closer([&] { done.set_value(svc.shutdown()); });
   const bool prompt = ready_within(fut, limit);
   if (!prompt) svc.wake();  // rescue a thread nobody woke (a sleeper wakes at `far`)
@@ -240,37 +267,38 @@ std::size_t reschedule_and_cap_violations(bool far = false) {
 }
 
 // ---- On the shipped code, every strategy --------------------------------------
+// On StressPlatform with no fault plan: the shipped code, with waits_decided().
 
 template <class Q>
 class TimerServiceThreadTest : public ::testing::Test {};
-using Queues = QueueTypes<TimerTaskPtr<StdPlatform>, StdPlatform, ::testing::Types>;
+using Queues = QueueTypes<TimerTaskPtr<StressPlatform>, StressPlatform, ::testing::Types>;
 TYPED_TEST_SUITE(TimerServiceThreadTest, Queues);
 
 // An earlier task wakes the thread waiting for an hour's head.
 TYPED_TEST(TimerServiceThreadTest, EarlierTaskWakesTheThread) {
-  EXPECT_TRUE((earlier_task_runs_promptly<TimerService<TypeParam, StdPlatform>>(kFar, kHangGuard)));
+  EXPECT_TRUE((earlier_task_runs_promptly<TimerService<TypeParam, StressPlatform>>(kFar, kHangGuard)));
 }
 
 // shutdown() wakes a thread sleeping on a far head, and one blocked on an empty queue.
 TYPED_TEST(TimerServiceThreadTest, ShutdownWakesASleepingThread) {
-  using S = TimerService<TypeParam, StdPlatform>;
+  using S = TimerService<TypeParam, StressPlatform>;
   EXPECT_TRUE(shutdown_wakes_sleeping_thread<S>(kFar, kHangGuard));
   EXPECT_TRUE(shutdown_wakes_sleeping_thread<S>(std::nullopt, kHangGuard));
 }
 
 // A throwing task does not kill the thread.
 TYPED_TEST(TimerServiceThreadTest, ThrowingTaskDoesNotKillTheThread) {
-  EXPECT_TRUE((thread_survives_throwing_task<TimerService<TypeParam, StdPlatform>>(kHangGuard)));
+  EXPECT_TRUE((thread_survives_throwing_task<TimerService<TypeParam, StressPlatform>>(kHangGuard)));
 }
 
 // Concurrent schedule and cancel: each task runs exactly once unless a cancel won.
 TYPED_TEST(TimerServiceThreadTest, ConcurrentScheduleAndCancelAreExclusive) {
-  EXPECT_EQ((cancel_violations<TimerService<TypeParam, StdPlatform>>()), 0u);
+  EXPECT_EQ((cancel_violations<TimerService<TypeParam, StressPlatform>>()), 0u);
 }
 
 // reschedule and max_pending under threads: runs once or never, the cap holds.
 TYPED_TEST(TimerServiceThreadTest, RescheduleAndCapUnderThreads) {
-  EXPECT_EQ((reschedule_and_cap_violations<TimerService<TypeParam, StdPlatform>>()), 0u);
+  EXPECT_EQ((reschedule_and_cap_violations<TimerService<TypeParam, StressPlatform>>()), 0u);
 }
 
 // The cap part of the check, with every task an hour out so the cap is surely
@@ -354,31 +382,43 @@ TEST(TimerServiceThread, PeriodicTasksRunUntilCancelled) {
 }
 
 // ---- Mutants: every timer mutant fails one of the checks ----------------------
+// On StressPlatform, so that settle() sees the waits the mutant's thread decides.
 
-template <Mutant M>
-using StdMutant = TimerServiceOn<BinaryHeapQueue, MutantPlatform<StdPlatform, M>>;
 template <Mutant M>
 using StressMutant = TimerServiceOn<BinaryHeapQueue, MutantPlatform<StressPlatform, M>>;
 
-// kTimerNoNotifyOnEarlier: the earlier task waits for the hour's head.
+// kTimerNoNotifyOnEarlier: the earlier task waits for the hour's head. The far
+// head's own schedule is not heard either: the thread, waiting on the empty queue,
+// waits on.
 TEST(TimerServiceThreadMutants, NoNotifyOnEarlierIsCaught) {
-  EXPECT_FALSE(earlier_task_runs_promptly<StdMutant<Mutant::kTimerNoNotifyOnEarlier>>(
-      kFar, kMutantWait));
+  EXPECT_FALSE(earlier_task_runs_promptly<StressMutant<Mutant::kTimerNoNotifyOnEarlier>>(
+      kFar, kMutantWait, /*far_is_heard=*/false));
 }
 
-// kTimerNotifyWithoutLock: with the thread held in its compute-then-wait window,
-// both notifies land while it is not waiting and are lost (seed 001's race).
+// kTimerNotifyWithoutLock (seed 001's race): a schedule made while the thread is
+// between deciding its wait (on the empty queue) and waiting, held there by a
+// gate, notifies nobody; the thread then waits on for ever and the task never runs.
+// The mutant only: on the shipped code that window is inside mu_, where a held
+// thread would keep the schedule out (EarlierTaskWakesDespiteFaultDelays widens it
+// there instead).
 TEST(TimerServiceThreadMutants, NotifyWithoutLockIsCaught) {
-  FaultScope faults({{FaultPoint::kTimerAfterComputeWait, delay_always(150ms)},
-                     {FaultPoint::kTimerBeforeNotify, delay_always(10ms)}});
-  EXPECT_FALSE(earlier_task_runs_promptly<StressMutant<Mutant::kTimerNotifyWithoutLock>>(
-      kFar, kMutantWait));
+  using Gated = testing::GatedPlatform<StressPlatform, FaultPoint::kTimerAfterComputeWait>;
+  using S = TimerServiceOn<BinaryHeapQueue, MutantPlatform<Gated, Mutant::kTimerNotifyWithoutLock>>;
+  std::promise<void> ran;
+  auto fut = ran.get_future();
+  Gated::gate().close();
+  S svc;
+  ASSERT_TRUE(spin_until([] { return Gated::gate().held() == 1; }));
+  svc.schedule(S::Task::make([&ran] { ran.set_value(); }), ms(50));
+  Gated::gate().open();
+  EXPECT_FALSE(ready_within(fut, kMutantWait));
+  svc.shutdown_now();
 }
 
 // kTimerSleepNotWait ("Attempt 2"): the sleeping thread hears neither the earlier
 // task nor shutdown until its 2 s head is due, past kMutantWait.
 TEST(TimerServiceThreadMutants, SleepNotWaitIsCaught) {
-  using S = StdMutant<Mutant::kTimerSleepNotWait>;
+  using S = StressMutant<Mutant::kTimerSleepNotWait>;
   EXPECT_FALSE(earlier_task_runs_promptly<S>(Duration::seconds(2), kMutantWait));
   EXPECT_FALSE(shutdown_wakes_sleeping_thread<S>(Duration::seconds(2), kMutantWait));
 }
@@ -386,7 +426,7 @@ TEST(TimerServiceThreadMutants, SleepNotWaitIsCaught) {
 // kTimerShutdownNoWake: shutdown hangs on a thread sleeping on a far head
 // (Problem 2) and on an empty queue (Problem 1).
 TEST(TimerServiceThreadMutants, ShutdownNoWakeIsCaught) {
-  using S = StdMutant<Mutant::kTimerShutdownNoWake>;
+  using S = StressMutant<Mutant::kTimerShutdownNoWake>;
   EXPECT_FALSE(shutdown_wakes_sleeping_thread<S>(kFar, kMutantWait));
   EXPECT_FALSE(shutdown_wakes_sleeping_thread<S>(std::nullopt, kMutantWait));
 }
@@ -395,12 +435,12 @@ TEST(TimerServiceThreadMutants, ShutdownNoWakeIsCaught) {
 // the later task never runs.
 TEST(TimerServiceThreadMutants, ExceptionKillsThreadIsCaught) {
   EXPECT_FALSE(
-      thread_survives_throwing_task<StdMutant<Mutant::kTimerExceptionKillsThread>>(kMutantWait));
+      thread_survives_throwing_task<StressMutant<Mutant::kTimerExceptionKillsThread>>(kMutantWait));
 }
 
 // kTimerCancelNoRemove: cancels report success while the tasks still run.
 TEST(TimerServiceThreadMutants, CancelNoRemoveIsCaught) {
-  EXPECT_GT(cancel_violations<StdMutant<Mutant::kTimerCancelNoRemove>>(), 0u);
+  EXPECT_GT(cancel_violations<StressMutant<Mutant::kTimerCancelNoRemove>>(), 0u);
 }
 
 }  // namespace
