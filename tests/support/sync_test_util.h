@@ -72,10 +72,10 @@ class ScopedFaultPlan {
 class FaultGate {
  public:
   void close() {
-    held_.store(0, std::memory_order::relaxed);    // nobody is held while open
+    held_.store(0, std::memory_order::relaxed);      // nobody is held while open
     open_.store(false, std::memory_order::release);  // pairs with pass()'s load
   }
-  void open() { open_.store(true, std::memory_order::release); }  // pairs with pass()
+  void open() { open_.store(true, std::memory_order::release); }       // pairs with pass()
   int held() const { return held_.load(std::memory_order::acquire); }  // pairs with pass()
   void pass() noexcept {
     if (open_.load(std::memory_order::acquire)) return;  // pairs with close()/open()

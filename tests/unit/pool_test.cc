@@ -105,7 +105,9 @@ bool return_meets_expired_checkout() {
   auto held = pool.try_checkout();
   EXPECT_TRUE(held.has_value());
   testing::releaser_meets_expired_waiter<P>(
-      [&](ManualTimerSource& src, Waiter<P>& w) { return pool.checkout_for(src, kTen, w).has_value(); },
+      [&](ManualTimerSource& src, Waiter<P>& w) {
+        return pool.checkout_for(src, kTen, w).has_value();
+      },
       [&] { return pool.semaphore().waiting(); }, [&] { held->reset(); });
   return pool.try_checkout().has_value();
 }

@@ -167,7 +167,9 @@ bool unlock_meets_expired_waiter() {
 }
 
 // unlock() skips a waiter whose timer already won and frees the lock.
-TEST(TimedMutexRace, UnlockSkipsExpiredWaiter) { EXPECT_TRUE(unlock_meets_expired_waiter<Gated>()); }
+TEST(TimedMutexRace, UnlockSkipsExpiredWaiter) {
+  EXPECT_TRUE(unlock_meets_expired_waiter<Gated>());
+}
 
 // Mutant kMutexUnlockNoResolve: unlock hands the lock to the expired waiter without
 // winning its token, so nobody owns it any more (a lost lock). Every run.

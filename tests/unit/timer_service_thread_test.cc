@@ -276,7 +276,8 @@ TYPED_TEST_SUITE(TimerServiceThreadTest, Queues);
 
 // An earlier task wakes the thread waiting for an hour's head.
 TYPED_TEST(TimerServiceThreadTest, EarlierTaskWakesTheThread) {
-  EXPECT_TRUE((earlier_task_runs_promptly<TimerService<TypeParam, StressPlatform>>(kFar, kHangGuard)));
+  EXPECT_TRUE(
+      (earlier_task_runs_promptly<TimerService<TypeParam, StressPlatform>>(kFar, kHangGuard)));
 }
 
 // shutdown() wakes a thread sleeping on a far head, and one blocked on an empty queue.
@@ -306,7 +307,8 @@ TYPED_TEST(TimerServiceThreadTest, RescheduleAndCapUnderThreads) {
 // the cap).
 TEST(TimerServiceThread, CapOffByOneFailsTheThreadedCheck) {
   using S = TimerServiceOn<BinaryHeapQueue, MutantPlatform<StdPlatform, Mutant::kTimerCapOffByOne>>;
-  EXPECT_EQ((reschedule_and_cap_violations<TimerServiceOn<BinaryHeapQueue, StdPlatform>>(true)), 0u);
+  EXPECT_EQ((reschedule_and_cap_violations<TimerServiceOn<BinaryHeapQueue, StdPlatform>>(true)),
+            0u);
   EXPECT_GT(reschedule_and_cap_violations<S>(true), 0u);
 }
 
