@@ -118,7 +118,10 @@ TEST_F(RunnerE2e, MutantFailsAndReplayReproduces) {
 
 // A case that hangs (shutdown_now() never wakes a timer thread waiting for a 3 s
 // head) never hangs tlab: the child's watchdog fires at the 300 ms budget and
-// reports verdict timeout with every actor's state; `run` exits 3.
+// reports verdict timeout with every actor's state; `run` exits 3. The case cannot
+// end before its 3 s head, so the budget only sets how long this waits; what the
+// actors got done by then depends on the machine, so only their names are checked
+// (scheduler#0 once had to be done within the 300 ms).
 TEST_F(RunnerE2e, WatchdogTimeoutReportsActors) {
   const CliRun r =
       tlab("run " + scenario("missed_notify") +
@@ -129,7 +132,9 @@ TEST_F(RunnerE2e, WatchdogTimeoutReportsActors) {
   EXPECT_EQ(report["cases"][0]["verdict"], "timeout") << r.out;
   const std::string message = report["cases"][0]["message"];
   EXPECT_NE(message.find("budget"), std::string::npos) << message;
-  EXPECT_NE(message.find("scheduler#0: done"), std::string::npos) << message;
+  for (const char* actor : {"scheduler#0: ", "timer_thread#0: "}) {
+    EXPECT_NE(message.find(actor), std::string::npos) << actor << " in " << message;
+  }
 }
 
 }  // namespace

@@ -119,10 +119,10 @@ INSTANTIATE_TEST_SUITE_P(
 // promises were judged; a seeded bug fails the same way as in process.
 TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
   const Scenario sc = load("facility_ties");
-  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 20);
+  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 60);
   EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.message;
   EXPECT_EQ(ok.subject, "test_subject_correct");
-  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
+  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 60);
   EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
   EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;
 }
@@ -130,7 +130,7 @@ TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
 // A status the ABI does not allow here (TLAB_EFAIL from schedule) is a driver
 // error naming the call: the runner's verdict is error.
 TEST(EngineSubjectRunner, EfailIsADriverErrorNamingTheCall) {
-  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_EFAIL, 20);
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_EFAIL, 60);
   EXPECT_EQ(r.verdict, Verdict::kError) << r.message;
   EXPECT_NE(r.message.find("returned TLAB_EFAIL"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("schedule("), std::string::npos) << r.message;
@@ -139,7 +139,7 @@ TEST(EngineSubjectRunner, EfailIsADriverErrorNamingTheCall) {
 // A subject that segfaults inside poll() kills only its case's process: the
 // verdict is a fail with the crash finding naming the SEGV.
 TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
-  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 20);
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("crash"), 1u) << r.message;
   // Killed by SIGSEGV; under a sanitizer its handler reports the SEGV and exits.
@@ -148,10 +148,12 @@ TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
       << ex;
 }
 
-// A subject whose poll() never returns is the case's timeout at its (small)
-// budget, with the actors' states: the loop thread is stuck in its poll.
+// A subject whose poll() never returns is the case's timeout at its budget, with
+// the actors' states: the loop thread is stuck in its poll. The subject hangs after
+// 200 schedules, so the budget (10 s) is what those get however loaded the machine
+// (at 0.5 s, a slow start left the loop thread waiting for the call lock, "locking").
 TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
-  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 0.5);
+  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 10);
   EXPECT_EQ(r.verdict, Verdict::kTimeout) << r.message;
   EXPECT_NE(r.message.find("timer_thread#0: working"), std::string::npos) << r.message;
 }
@@ -159,7 +161,8 @@ TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
 // A self-driven subject whose destroy() leaves its thread firing: the timers
 // left pending at the end fire after destroy() returned (fired_after_cancel).
 TEST(EngineSubjectRunner, FiringAfterDestroyIsFiredAfterCancel) {
-  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_SELF_AFTER_DESTROY, 20);
+  const CaseResult r =
+      run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_SELF_AFTER_DESTROY, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("fired_after_cancel"), 1u) << r.message;
   EXPECT_NE(r.violations.at("fired_after_cancel").first_example.find("after destroy() had returned"),
