@@ -97,10 +97,13 @@ TEST_F(RunnerE2e, ReportValidatesAndJunitParses) {
 
 // The acceptance line: the flag-only token mutant fails aba_wraparound with
 // exit 1 and the table names the violation; replaying the report's failing case
-// reproduces the failure from its recorded seed, mutant and strategy.
+// reproduces the failure from its recorded seed, mutant and strategy. Under --sim:
+// on real threads the failure needs a stalled canceller's old token to meet a
+// re-armed waiter, which a loaded machine need not arrange; a simulated run is the
+// same schedule every time (and its budget, only a watchdog, is generous).
 TEST_F(RunnerE2e, MutantFailsAndReplayReproduces) {
-  const CliRun r = tlab("run --mutant token_flag_only " + scenario("aba_wraparound") +
-                        " --strategy binary_heap --report " + path("m.json"));
+  const CliRun r = tlab("run --sim random --mutant token_flag_only " + scenario("aba_wraparound") +
+                        " --strategy binary_heap --budget 120s --report " + path("m.json"));
   ASSERT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("wrong_result"), std::string::npos) << r.out;
   const Json report = valid_report(slurp(path("m.json")));
