@@ -68,6 +68,9 @@ struct Bug {
   const char* library;
   const char* scenario;
   const char* oracle;
+  // The scenario without its cancellers: for a bug that shows only on timers no
+  // cancel took (see SeededBug).
+  bool without_cancellers = false;
 };
 
 class SeededBug : public ::testing::TestWithParam<Bug> {};
@@ -75,10 +78,20 @@ class SeededBug : public ::testing::TestWithParam<Bug> {};
 // Each seeded bug fails the case with the oracle that judges it, and the first
 // example is a sentence that names a cookie or the call. (One tick early is shown
 // on the virtual clock only: on a loaded machine every real poll may come a tick
-// late, and then the early timer is not early.)
+// late, and then the early timer is not early.) On the real clock, lost and double
+// show only on timers no cancel took, and a canceller picks among the live timers,
+// where a lost one stays for ever: on a loaded machine facility_races' cancellers
+// left 7 of the lost bug's 60. Without them a timer is cancelled only by its own
+// scheduler's seeded draw (0.3, for two schedulers of three), which knows nothing
+// of the bug's every 50th timer, so each of the 60 escapes with p >= 0.7 and all
+// are taken with p <= 0.3^60.
 TEST_P(SeededBug, FailsWithItsOracle) {
   const Bug& b = GetParam();
-  const Ran ran = run_on(load(b.scenario), b.library);
+  Scenario sc = load(b.scenario);
+  if (b.without_cancellers) {
+    std::erase_if(sc.actors, [](const Actor& a) { return a.role == Role::kCanceller; });
+  }
+  const Ran ran = run_on(sc, b.library);
   ASSERT_TRUE(ran.error.empty()) << ran.error;
   EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
   EXPECT_GT(count_of(ran, b.oracle), 0u) << summary(ran);
@@ -94,13 +107,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Bug{"early_virtual", TLAB_TEST_SUBJECT_EARLY, "facility_ties", "early_fire"},
         Bug{"double_virtual", TLAB_TEST_SUBJECT_DOUBLE, "facility_ties", "double_resume"},
-        Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume"},
+        Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume", true},
         Bug{"after_cancel_virtual", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_ties",
             "fired_after_cancel"},
         Bug{"after_cancel_real", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_races",
             "fired_after_cancel"},
         Bug{"lost_virtual", TLAB_TEST_SUBJECT_LOST, "facility_ties", "lost_timer"},
-        Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer"},
+        Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer", true},
         Bug{"wrong_cancel_virtual", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_ties",
             "wrong_result"},
         Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races",
