@@ -146,8 +146,9 @@ class ContentionRun {
   ContentionRun(ManualTimerSource& src, int workers) : src_(src), workers_(workers) {
     for (int k = 0; k < workers; ++k) waiters_.push_back(std::make_unique<Waiter<P>>());
   }
-  ManualTimerSource& src() const { return src_; }
   Waiter<P>& waiter(int k) const { return *waiters_[static_cast<std::size_t>(k)]; }
+  // relaxed, as every count here: read only to decide when a holder stops holding;
+  // nothing is published through them (the Waiters have their own locks).
   void finished() { finished_.fetch_add(1, std::memory_order::relaxed); }
   // hold: see Contender::hold.
   void hold() {
@@ -183,7 +184,7 @@ class ContentionRun {
     if (timed_out_.load(std::memory_order::relaxed)) return true;
     for (const auto& w : waiters_) {
       if (w->counters().expiries > 0) {
-        timed_out_.store(true, std::memory_order::relaxed);  // a hint only: sticky, rechecked
+        timed_out_.store(true, std::memory_order::relaxed);  // a sticky hint, see finished()
         return true;
       }
     }
