@@ -7,11 +7,11 @@
 // case is a pure function of its seed.
 //
 // But its wall time is not: every switch between tasks is a hand-off between two
-// threads, which a machine whose cores are busy serves late. With both cores busy
-// (two spinning processes) the built-in suite under --sim took 11 minutes instead
-// of 12 s, and 14 of its 98 cases ran out of their scenarios' 20 s budgets. So every
-// case here runs with the largest budget (600 s: --budget, or the suite's files
-// copied with run.budget_s = 600): a watchdog, never what decides the verdict.
+// threads, which a machine whose cores are busy serves late. The built-in suite
+// under --sim took 12 s idle, 4 minutes with one core spinning (a case 14.6 s, near
+// its scenario's 20 s budget) and 11 with both (14 of 98 cases past their budgets).
+// So every case here runs with the largest budget (600 s: --budget, or the suite's
+// files copied with run.budget_s = 600): a watchdog, never what decides the verdict.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
