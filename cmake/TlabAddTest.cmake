@@ -1,7 +1,10 @@
 # tlab_add_test(NAME <name> LABELS <label>... SOURCES <file>... [LIBS <lib>...]
-#               [TIMEOUT <seconds>] [ARGS <arg>...])
+#               [TIMEOUT <seconds>] [ARGS <arg>...] [SLOW_FILTER <gtest filter>])
 #
-# Builds one test executable and registers it with ctest. Labels in use:
+# Builds one test executable and registers it with ctest. SLOW_FILTER (GoogleTest
+# programs) takes the tests it matches out of <name> and registers them as
+# <name>.slow, labels `slow` and <label>...: checks that mean something only on real
+# time (a race left to the scheduler), which CI does not run. Labels in use:
 #   unit      GoogleTest contract tests, no sleeping, manual clock
 #   property  rapidcheck stateful tests against a reference model
 #   model     Relacy models over the shipped core code
@@ -23,7 +26,7 @@
 #             (tests/soak/); excluded by both ctest presets, so CI never runs it
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
 function(tlab_add_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "LABELS;SOURCES;LIBS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT;SLOW_FILTER" "LABELS;SOURCES;LIBS;ARGS" ${ARGN})
   if(NOT T_NAME OR NOT T_SOURCES)
     message(FATAL_ERROR "tlab_add_test: NAME and SOURCES are required")
   endif()
@@ -33,6 +36,12 @@ function(tlab_add_test)
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE tlab_core ${T_LIBS})
   target_include_directories(${T_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
+  if(T_SLOW_FILTER)
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS} --gtest_filter=-${T_SLOW_FILTER})
+    add_test(NAME ${T_NAME}.slow COMMAND ${T_NAME} ${T_ARGS} --gtest_filter=${T_SLOW_FILTER})
+    set_tests_properties(${T_NAME}.slow PROPERTIES LABELS "${T_LABELS};slow" TIMEOUT ${T_TIMEOUT})
+  else()
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} ${T_ARGS})
+  endif()
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABELS}" TIMEOUT ${T_TIMEOUT})
 endfunction()

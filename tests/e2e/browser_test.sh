@@ -3,9 +3,10 @@
 # browser (Debian's chromium, headless) and checks what a reader would see.
 #
 # Pages (work bounded by counts: operations, cells, samples, the suite's cases):
-#   - `tlab run --html`: one failing case (a mutant on racing_cancellers, 300 ops);
-#   - `tlab check --html`: tests/e2e/browser/tiny_races.json, one clean case and one
-#     caught mutant pair, so the mutant-pairs section shows;
+#   - `tlab run --html`: one failing case (a mutant on racing_cancellers, 300 ops,
+#     under --sim, so it fails in every run);
+#   - `tlab check --html`: tests/e2e/browser/tiny_races.json (simulated too), one
+#     clean case and one caught mutant pair, so the mutant-pairs section shows;
 #   - `tlab compare --html`: three workloads, two strategies and the peers, 1 and 2
 #     threads, 2 rounds of 2 ms per cell, 50 samples, so the scaling and versus
 #     tables show (tool/compare/html.h, summary.h);
@@ -90,7 +91,8 @@ cd "$work"
 # A failing case: exit 1 is the verdict, anything else is a broken run.
 set +e
 "$tlab" run "$src/scenarios/racing_cancellers.json" --mutant token_flag_only \
-  --strategy binary_heap --operations 300 --report run.json --html run.html >/dev/null
+  --strategy binary_heap --operations 300 --sim random --budget 60s --report run.json \
+  --html run.html >/dev/null
 rc=$?
 set -e
 [[ $rc == 1 ]] || { echo "browser_test: tlab run exited $rc, not 1" >&2; exit 1; }

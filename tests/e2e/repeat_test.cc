@@ -1,8 +1,12 @@
 // End-to-end tests of repetition (plan/trials.h): `tlab replay` exit codes and
 // --repeat, `tlab run --until-fail [--vary-seed]`, `tlab check --repeat`, through
-// the real tlab binary on real threads. Bounded by operation counts: each case is a
-// few hundred to 2000 operations, and the mutant token_flag_only fails in every run
-// of aba_wraparound (it has no generation at all), so no assertion rests on luck.
+// the real tlab binary (not simulation). Bounded by operation counts, and no
+// assertion rests on luck: every case runs tests/e2e/repeat/small_check.json, whose
+// timer service runs on the virtual clock on one thread, so each run is the same
+// run; clean it always passes, and the mutant delay_overflow_wraps (a huge delay
+// wraps into the past) always fails it. (token_flag_only on aba_wraparound, its
+// earlier mutant, fails only when a stalled canceller's old token meets a re-armed
+// waiter, which real threads on a loaded machine need not do.)
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -25,9 +29,9 @@ namespace fs = std::filesystem;
 using Result = tlab::testing::CliResult;
 using tlab::testing::slurp;
 
-const std::string kAba = std::string(TLAB_SOURCE_DIR) + "/scenarios/aba_wraparound.json";
 const std::string kSmall = std::string(TLAB_SOURCE_DIR) + "/tests/e2e/repeat/small_check.json";
-const std::string kMutantCase = "aba_wraparound/binary_heap/token_flag_only";
+const std::string kMutant = "delay_overflow_wraps";
+const std::string kMutantCase = "small_check/binary_heap/delay_overflow_wraps";
 
 fs::path scratch() {
   static const fs::path dir =
@@ -52,12 +56,12 @@ nlohmann::json valid_report(const std::string& file) {
   return j;
 }
 
-// A report of token_flag_only on aba_wraparound, binary_heap only: every case fails.
+// A report of the mutant on small_check, binary_heap only: every case fails.
 const std::string& mutant_report() {
   static const std::string file = [] {
     const std::string f = path("mutant.json");
-    const Result r = tlab(
-        {"run", "--mutant", "token_flag_only", "--strategy", "binary_heap", kAba, "--report", f});
+    const Result r =
+        tlab({"run", "--mutant", kMutant, "--strategy", "binary_heap", kSmall, "--report", f});
     EXPECT_EQ(r.code, 1) << r.err;
     return f;
   }();
@@ -102,7 +106,7 @@ TEST(RepeatTest, ReplayRepeatCountsReproductions) {
 // run --until-fail 3 on an always-failing mutant stops in round 1 with exit 1, and
 // its report says round 1 of 3.
 TEST(RepeatTest, UntilFailStopsAtTheFirstFailingRound) {
-  const Result r = tlab({"run", "--mutant", "token_flag_only", "--strategy", "binary_heap", kAba,
+  const Result r = tlab({"run", "--mutant", kMutant, "--strategy", "binary_heap", kSmall,
                          "--until-fail", "3", "--report", path("uf.json")});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("round 1/3 failed"), std::string::npos) << r.err;
@@ -139,7 +143,7 @@ TEST(RepeatTest, CheckRepeatReportsTrialsPerCase) {
   EXPECT_EQ(plain.at("trials"), 2);
   EXPECT_EQ(plain.at("failures"), 0);
   EXPECT_FALSE(plain.contains("median_detect_us"));
-  EXPECT_EQ(mutant.at("mutant"), "token_flag_only");
+  EXPECT_EQ(mutant.at("mutant"), kMutant);
   EXPECT_EQ(mutant.at("trials"), 2);
   EXPECT_EQ(mutant.at("failures"), 2);
   EXPECT_TRUE(mutant.at("median_detect_us").is_number_unsigned());

@@ -7,7 +7,10 @@ tlab's own tests run it three ways:
   reference_subject.py --misbehave=NAME a protocol failure, which must get its verdict
 and with options:
   --thread-safe  promise thread_safe too: tlab's senders then pipeline requests
-               (one thread serves them in order, which the protocol allows)
+               (one thread serves them in order, which the protocol allows). The
+               first `schedule` is served only once a second request has arrived,
+               so a tlab that pipelines has two in flight in every run, and one
+               that does not waits on that answer until its case's budget
   --tag=TEXT   ignored: a marker in its command line, so that a test can find its
                processes in /proc (tests/e2e/exec_test.cc: none outlives tlab)
   --helpers=N  forks N processes that sleep until killed, holding the pipes as a
@@ -66,6 +69,8 @@ def main():
     heap, live, seq, requests = [], {}, 0, 0  # live: id -> (deadline, fail)
     fired_once = set()
     misbehaved = False  # unknown_id, second_answer: done once
+    held = None  # --thread-safe: the first schedule's line, until a second request comes
+    hold_first = "thread-safe" in opt
     buf = b""
     while True:
         now = time.monotonic_ns()
@@ -94,8 +99,19 @@ def main():
         if not chunk:
             return  # tlab went away
         buf += chunk
+        lines = []
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
+            lines.append(line)
+        if hold_first and lines:
+            hold_first = False
+            if len(lines) == 1 and json.loads(lines[0])["type"] == "schedule":
+                held = lines.pop()  # served with the next request: two are then in flight
+                continue
+        if held is not None and lines:
+            lines.insert(0, held)
+            held = None
+        for line in lines:
             msg = json.loads(line)
             requests += 1
             if misbehave == "exit_early" and requests == 20:

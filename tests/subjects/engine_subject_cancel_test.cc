@@ -66,7 +66,7 @@ TEST(LostTimers, DoNotStallSchedulersAtMaxPending) {
       {"role": "timer_thread", "count": 1}
     ],
     "run": {"operations": 3000, "budget_s": 20, "seed": 5, "max_pending": 16}})");
-  const CaseResult r = run_in_runner(sc, TLAB_TEST_SUBJECT_LOST, 20);
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_SUBJECT_LOST, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_TRUE(r.violations.contains("lost_timer")) << r.message;
   EXPECT_GT(r.violations.at("lost_timer").count, 0u);

@@ -68,6 +68,9 @@ struct Bug {
   const char* library;
   const char* scenario;
   const char* oracle;
+  // The scenario without its cancellers: for a bug that shows only on timers no
+  // cancel took (see SeededBug).
+  bool without_cancellers = false;
 };
 
 class SeededBug : public ::testing::TestWithParam<Bug> {};
@@ -75,10 +78,20 @@ class SeededBug : public ::testing::TestWithParam<Bug> {};
 // Each seeded bug fails the case with the oracle that judges it, and the first
 // example is a sentence that names a cookie or the call. (One tick early is shown
 // on the virtual clock only: on a loaded machine every real poll may come a tick
-// late, and then the early timer is not early.)
+// late, and then the early timer is not early.) On the real clock, lost and double
+// show only on timers no cancel took, and a canceller picks among the live timers,
+// where a lost one stays for ever: on a loaded machine facility_races' cancellers
+// left 7 of the lost bug's 60. Without them a timer is cancelled only by its own
+// scheduler's seeded draw (0.3, for two schedulers of three), which knows nothing
+// of the bug's every 50th timer, so each of the 60 escapes with p >= 0.7 and all
+// are taken with p <= 0.3^60.
 TEST_P(SeededBug, FailsWithItsOracle) {
   const Bug& b = GetParam();
-  const Ran ran = run_on(load(b.scenario), b.library);
+  Scenario sc = load(b.scenario);
+  if (b.without_cancellers) {
+    std::erase_if(sc.actors, [](const Actor& a) { return a.role == Role::kCanceller; });
+  }
+  const Ran ran = run_on(sc, b.library);
   ASSERT_TRUE(ran.error.empty()) << ran.error;
   EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
   EXPECT_GT(count_of(ran, b.oracle), 0u) << summary(ran);
@@ -94,13 +107,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Bug{"early_virtual", TLAB_TEST_SUBJECT_EARLY, "facility_ties", "early_fire"},
         Bug{"double_virtual", TLAB_TEST_SUBJECT_DOUBLE, "facility_ties", "double_resume"},
-        Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume"},
+        Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume", true},
         Bug{"after_cancel_virtual", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_ties",
             "fired_after_cancel"},
         Bug{"after_cancel_real", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_races",
             "fired_after_cancel"},
         Bug{"lost_virtual", TLAB_TEST_SUBJECT_LOST, "facility_ties", "lost_timer"},
-        Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer"},
+        Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer", true},
         Bug{"wrong_cancel_virtual", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_ties",
             "wrong_result"},
         Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races",
@@ -119,10 +132,10 @@ INSTANTIATE_TEST_SUITE_P(
 // promises were judged; a seeded bug fails the same way as in process.
 TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
   const Scenario sc = load("facility_ties");
-  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 20);
+  const CaseResult ok = run_in_runner(sc, TLAB_TEST_SUBJECT_CORRECT, 60);
   EXPECT_EQ(ok.verdict, Verdict::kPass) << ok.message;
   EXPECT_EQ(ok.subject, "test_subject_correct");
-  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 20);
+  const CaseResult bad = run_in_runner(sc, TLAB_TEST_SUBJECT_FIFO, 60);
   EXPECT_EQ(bad.verdict, Verdict::kFail) << bad.message;
   EXPECT_EQ(bad.violations.count("fifo_order"), 1u) << bad.message;
 }
@@ -130,7 +143,7 @@ TEST(EngineSubjectRunner, CorrectPassesAndFifoBugFails) {
 // A status the ABI does not allow here (TLAB_EFAIL from schedule) is a driver
 // error naming the call: the runner's verdict is error.
 TEST(EngineSubjectRunner, EfailIsADriverErrorNamingTheCall) {
-  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_EFAIL, 20);
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_EFAIL, 60);
   EXPECT_EQ(r.verdict, Verdict::kError) << r.message;
   EXPECT_NE(r.message.find("returned TLAB_EFAIL"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("schedule("), std::string::npos) << r.message;
@@ -139,7 +152,7 @@ TEST(EngineSubjectRunner, EfailIsADriverErrorNamingTheCall) {
 // A subject that segfaults inside poll() kills only its case's process: the
 // verdict is a fail with the crash finding naming the SEGV.
 TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
-  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 20);
+  const CaseResult r = run_in_runner(load("facility_ties"), TLAB_TEST_SUBJECT_CRASH, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("crash"), 1u) << r.message;
   // Killed by SIGSEGV; under a sanitizer its handler reports the SEGV and exits.
@@ -148,10 +161,12 @@ TEST(EngineSubjectRunner, CrashInPollIsTheCasesCrash) {
       << ex;
 }
 
-// A subject whose poll() never returns is the case's timeout at its (small)
-// budget, with the actors' states: the loop thread is stuck in its poll.
+// A subject whose poll() never returns is the case's timeout at its budget, with
+// the actors' states: the loop thread is stuck in its poll. The subject hangs after
+// 200 schedules, so the budget (10 s) is what those get however loaded the machine
+// (at 0.5 s, a slow start left the loop thread waiting for the call lock, "locking").
 TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
-  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 0.5);
+  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_HANG, 10);
   EXPECT_EQ(r.verdict, Verdict::kTimeout) << r.message;
   EXPECT_NE(r.message.find("timer_thread#0: working"), std::string::npos) << r.message;
 }
@@ -159,7 +174,8 @@ TEST(EngineSubjectRunner, HangInPollIsTheCasesTimeout) {
 // A self-driven subject whose destroy() leaves its thread firing: the timers
 // left pending at the end fire after destroy() returned (fired_after_cancel).
 TEST(EngineSubjectRunner, FiringAfterDestroyIsFiredAfterCancel) {
-  const CaseResult r = run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_SELF_AFTER_DESTROY, 20);
+  const CaseResult r =
+      run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_SELF_AFTER_DESTROY, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("fired_after_cancel"), 1u) << r.message;
   EXPECT_NE(r.violations.at("fired_after_cancel").first_example.find("after destroy() had returned"),

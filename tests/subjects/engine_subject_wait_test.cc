@@ -3,6 +3,7 @@
 // fails with the oracle that judges its promise.
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "subjects/subject_case.h"
@@ -12,14 +13,15 @@ namespace {
 
 using namespace subject_case;
 
-// Two contenders, one operation each: one holds for 1 s, far past the other's 1 ms
+// Two contenders, one operation each: one holds for `hold_s`, past the other's 1 ms
 // timeout and the watchdog's 500 ms grace.
-Scenario held_long() {
-  return load_text(R"({"name": "held_long",
+Scenario held_long(int hold_s) {
+  return load_text(fmt::format(R"({{"name": "held_long",
       "description": "one holder keeps the lock far past the other's timeout",
-      "actors": [{"role": "mutex_contender", "count": 2,
-      "timeout_us": {"fixed": 1000}, "hold_us": {"fixed": 1000000}}],
-      "run": {"operations": 2, "budget_s": 20}})");
+      "actors": [{{"role": "mutex_contender", "count": 2,
+      "timeout_us": {{"fixed": 1000}}, "hold_us": {{"fixed": {}}}}}],
+      "run": {{"operations": 2, "budget_s": 60}}}})",
+                               hold_s * 1'000'000));
 }
 
 class CorrectTimedWait : public ::testing::TestWithParam<const char*> {};
@@ -54,22 +56,25 @@ TEST(EngineSubjectWait, TakingTheLockAfterATimeoutIsMutualExclusion) {
 }
 
 // A waiter that ignores its timeout stays parked while the holder keeps the lock
-// for 1 s: the runner's watchdog counts a lost_wakeup (2 contenders, 2
-// operations, so the case still ends when the holder releases).
+// for 11 s: the runner's watchdog counts a lost_wakeup (2 contenders, 2
+// operations, so the case still ends when the holder releases). 11 s because the
+// watchdog flags a waiter parked 500 ms past its deadline: the second contender must
+// start waiting while the first still holds for that long, and a loaded machine may
+// start its thread late; so it gets 10 s (the hold is all this check costs).
 TEST(EngineSubjectWait, IgnoringTheTimeoutIsALostWakeup) {
-  const Scenario sc = held_long();
-  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_NO_TIMEOUT, 20);
+  const Scenario sc = held_long(11);
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_NO_TIMEOUT, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("lost_wakeup"), 1u) << r.message;
   EXPECT_NE(r.violations.at("lost_wakeup").first_example.find("mutex_contender#"),
             std::string::npos);
 }
 
-// The same held-long case on the correct semaphore: the waiter times out, no
-// lost wakeup.
+// The same held-long case (1 s is enough: nothing here must start in time) on the
+// correct semaphore: the waiter times out, no lost wakeup.
 TEST(EngineSubjectWait, TheCorrectSemaphoreTimesOutWhileHeldLong) {
-  const Scenario sc = held_long();
-  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_CORRECT, 20);
+  const Scenario sc = held_long(1);
+  const CaseResult r = run_in_runner(sc, TLAB_TEST_WAIT_CORRECT, 60);
   EXPECT_EQ(r.verdict, Verdict::kPass) << r.message;
   EXPECT_GT(r.counters.count("timeouts"), 0u) << r.message;
 }

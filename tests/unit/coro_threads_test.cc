@@ -268,8 +268,9 @@ TEST(CoroThreads, ProducersWakeRunCatchesTimerLeak) {
 }
 
 // No lost wake-up: a set() from another thread, issued while run() is deciding to
-// sleep, always wakes it. A lost wake-up would surface as a 5 s timeout instead of
-// the value (and as a slow test), never as a hang.
+// sleep, always wakes it. A lost wake-up would surface as a 30 s timeout instead of
+// the value (and as a slow test), never as a hang; 30 s, not less, because the
+// setter is a thread started each round, which a loaded machine may start late.
 TEST(CoroThreads, PostNeverLostWhileLoopFallsAsleep) {
   using Loop = EventLoop<BinaryHeapQueue, StdPlatform>;
   SteadyClock clock;
@@ -281,7 +282,7 @@ TEST(CoroThreads, PostNeverLostWhileLoopFallsAsleep) {
   for (int round = 0; round < kRounds; ++round) {
     Event<int, Loop> ev(loop);
     loop.spawn([](Loop& l, Event<int, Loop>& e, int& c) -> Task<void> {
-      Timed<int> t = co_await with_timeout(l, e, Duration::seconds(5));
+      Timed<int> t = co_await with_timeout(l, e, Duration::seconds(30));
       if (t) ++c;
     }(loop, ev, completed));
     const int n = spins(rng);

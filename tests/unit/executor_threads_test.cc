@@ -64,9 +64,17 @@ bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::uint64_t exp
 }
 
 // Cancellers on other threads race the workers' fires: per timer exactly one of
-// {fired, cancel returned true}, and the counts conserve.
+// {fired, cancel returned true}, and the counts conserve. Both sides win some, in
+// every run: time moves only with the scheduler's progress (below), at most 40
+// ticks (40 ms) before the cancellers are done, so every 20th timer, due 100 ms out,
+// is certainly still pending when a canceller picks it; a pick (uniform over the
+// armed timers, whatever their number) lands on one with p >= 1/20, so 40000 picks
+// all miss with p <= (19/20)^40000. And each of the last 1000 timers escapes all
+// 40000 picks with p > (1 - 1/19001)^40000 > 0.12, those escapes negatively
+// associated, so all of them are picked (let alone cancelled) with p < 0.88^1000.
 TEST(ExecutorThreads, CancelRacingFireHasExactlyOneWinner) {
   constexpr int kTimers = 20'000;
+  constexpr Duration kPastTheRace = Duration::milliseconds(100);  // > 40 ticks
   ManualClock clock;
   ThreadedEx ex(threaded_config(3), clock);
   Tally tally(kTimers);
@@ -78,7 +86,7 @@ TEST(ExecutorThreads, CancelRacingFireHasExactlyOneWinner) {
   std::atomic<int> armed{0};
   std::thread scheduler([&] {
     for (int i = 0; i < kTimers; ++i) {
-      ex.schedule(ts[i], Duration::milliseconds(i % 20));
+      ex.schedule(ts[i], i % 20 == 0 ? kPastTheRace : Duration::milliseconds(i % 20));
       armed.store(i + 1, std::memory_order::release);
     }
   });
@@ -172,10 +180,19 @@ ChurnOutcome run_churn(int kTimers) {
   });
   std::thread churn([&] {
     std::mt19937 rng(11);
-    // Churn during the run, then 20 rounds more while timers are certainly pending
-    // (time stops when the scheduler is done), so some are migrated.
-    for (int extra = 0; extra < 20; extra += done.load(std::memory_order::acquire) ? 1 : 0) {
-      const std::size_t w = rng() % kWorkers;
+    // Churn at random during the run, then 20 rounds more, round robin, while
+    // timers are certainly pending: time stops when the scheduler is done, and the
+    // timers due 41-44 ms out (every tenth) cannot be due within the 40 ticks the
+    // driver allows. Each of those escapes the canceller's kTimers / 2 picks with
+    // p > 0.6, so one of them escapes with p > 1 - 0.4^(kTimers / 10), and it sits
+    // in a worker (only one is stopped at a time, so a submit always finds a running
+    // one) or already in the merge queue. The round robin stops every worker: the
+    // shipped stop moves it to the merge queue, to be migrated at the next tick;
+    // the drop-on-shutdown mutant loses it.
+    for (int extra = 0; extra < 20;) {
+      const bool after = done.load(std::memory_order::acquire);
+      const std::size_t w = after ? static_cast<std::size_t>(extra) % kWorkers : rng() % kWorkers;
+      extra += after ? 1 : 0;
       ex.stop_worker(w);
       std::this_thread::yield();
       ex.start_worker(w);
@@ -212,7 +229,7 @@ ChurnOutcome run_churn(int kTimers) {
 }
 
 // Under churn every timer is resolved exactly once (fired xor cancelled), none is
-// left pending, and some were migrated between workers.
+// left pending, and some were migrated between workers (certain: see run_churn).
 TEST(ExecutorThreads, WorkerChurnLosesNoTimer) {
   const ChurnOutcome r = run_churn<ManualStdPlatform>(20'000);
   EXPECT_EQ(r.lost, 0);
@@ -221,7 +238,8 @@ TEST(ExecutorThreads, WorkerChurnLosesNoTimer) {
   EXPECT_GT(r.migrated, 0u);
 }
 
-// The same churn run on the drop-on-shutdown mutant loses timers.
+// The same churn run on the drop-on-shutdown mutant loses timers (certain, with the
+// 500 timers due 41-44 ms out: see run_churn).
 TEST(ExecutorThreads, WorkerChurnCatchesDropOnShutdown) {
   const ChurnOutcome r =
       run_churn<testing::MutantPlatform<ManualStdPlatform, Mutant::kWorkerDropOnShutdown>>(5'000);

@@ -52,6 +52,10 @@ struct Host {
 // A generous bound on how long any timer of these tests may take to fire: far
 // beyond any delay used, so reaching it means "never fired", not "slow".
 constexpr std::int64_t kGiveUpNs = 20'000'000'000;
+// A timer that must not fire while a test runs (it is cancelled, destroyed or
+// counted as pending first): an hour out, so a test stalled by load for seconds
+// between scheduling it and looking cannot see it fire.
+constexpr std::int64_t kNeverNs = 3'600'000'000'000;
 
 class PeerSubjectTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -128,7 +132,7 @@ TEST_P(PeerSubjectTest, EachTimerFiresOnceAndCancelTellsTheTruth) {
   schedule(1'000'000, 2);
   schedule(1'000'000, 3);
   schedule(2'500'000, 4);
-  const std::uint64_t far = schedule(10'000'000'000, 5);
+  const std::uint64_t far = schedule(kNeverNs, 5);
   EXPECT_EQ(cancel(far), TLAB_CANCEL_PREVENTED);
   ASSERT_TRUE(drive_until(4)) << "fired " << host_.count() << " of 4";
   for (std::uint64_t c = 1; c <= 4; ++c) EXPECT_EQ(host_.times(c), 1u) << "cookie " << c;
@@ -143,7 +147,7 @@ TEST_P(PeerSubjectTest, EachTimerFiresOnceAndCancelTellsTheTruth) {
 // fire, cancelling an old prevented timer's handle answers TOO_LATE (still known)
 // or UNKNOWN (forgotten), and every later timer still fires exactly once.
 TEST_P(PeerSubjectTest, StaleHandleNeverTouchesAnotherTimer) {
-  const std::uint64_t a = schedule(10'000'000'000, 1);
+  const std::uint64_t a = schedule(kNeverNs, 1);
   EXPECT_EQ(cancel(a), TLAB_CANCEL_PREVENTED);
   bool forgotten = false;
   std::uint64_t later = 0;
@@ -187,14 +191,14 @@ TEST_P(PeerSubjectTest, HugeDelayNeitherWrapsNorFires) {
 
 // destroy() with pending timers fires none of them, then or later.
 TEST_P(PeerSubjectTest, DestroyDropsPendingTimersAndNeverFiresAfter) {
-  for (std::uint64_t c = 1; c <= 3; ++c) schedule(10'000'000'000, c);
+  for (std::uint64_t c = 1; c <= 3; ++c) schedule(kNeverNs, c);
   schedule(0, 4);
   schedule(1'000'000, 5);
   destroy();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::lock_guard<std::mutex> lk(host_.mu);
   EXPECT_EQ(host_.after_destroy, 0);
-  for (std::uint64_t c : host_.fired) EXPECT_GE(c, 4u) << "a 10 s timer fired";
+  for (std::uint64_t c : host_.fired) EXPECT_GE(c, 4u) << "an hour's timer fired";
   if (loop()) {
     EXPECT_TRUE(host_.fired.empty()) << "a loop subject fired outside poll()";
   }
@@ -214,8 +218,8 @@ TEST_P(PendingPeerTest, PendingCountFollowsScheduleFireAndCancel) {
     return n;
   };
   EXPECT_EQ(pending(), 0u);
-  const std::uint64_t a = schedule(10'000'000'000, 1);
-  schedule(10'000'000'000, 2);
+  const std::uint64_t a = schedule(kNeverNs, 1);
+  schedule(kNeverNs, 2);
   schedule(0, 3);
   EXPECT_EQ(pending(), 3u);
   EXPECT_EQ(cancel(a), TLAB_CANCEL_PREVENTED);

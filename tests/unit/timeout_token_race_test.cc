@@ -1,6 +1,6 @@
 // Multi-threaded tests for tlab/timeout_token.h (labels unit, tsan): N resolvers
-// race on every arming and exactly one wins; the load/store mutant, with its race
-// window widened by a StressPlatform delay, produces two winners.
+// race on every arming and exactly one wins; the load/store mutant, with both
+// resolvers met inside its race window, produces two winners in every run.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,6 +19,22 @@ namespace tlab {
 namespace {
 
 using testing::MutantPlatform;
+
+// MeetingPlatform<Base, kAt, N>: Base, except that fault(kAt) returns only once N
+// threads have reached kAt (a barrier, reused for every meeting). A window that
+// follows kAt then stays open until every racer is inside it, however the machine
+// schedules them; a delay only keeps it open for as long as it lasts.
+template <class Base, FaultPoint kAt, std::ptrdiff_t N>
+struct MeetingPlatform : Base {
+  static void fault(FaultPoint p) noexcept {
+    Base::fault(p);
+    if (p == kAt) meeting().arrive_and_wait();
+  }
+  static std::barrier<>& meeting() {
+    static std::barrier<> b(N);
+    return b;
+  }
+};
 
 struct RaceOutcome {
   std::uint64_t armings = 0;
@@ -86,15 +102,27 @@ TEST(TimeoutTokenRace, WidenedWindowStillOneWinner) {
   EXPECT_EQ(out.multi_winner_armings, 0u);
 }
 
-// Mutant kTokenLoadStoreResolve (check-then-act): with the window between its load
-// and its store widened to 200-500 us, two resolvers both "win" an arming. Bounded:
-// at most 50 armings, stopping at the first double win; in practice the first one.
+// The same two resolvers met before the CAS, on each of 50 armings: the shipped
+// CAS still lets exactly one win (the shipped side of the mutant check below).
+TEST(TimeoutTokenRace, MetResolversStillOneWinner) {
+  using Met = MeetingPlatform<StdPlatform, FaultPoint::kTokenBeforeResolveCas, 2>;
+  const RaceOutcome out = race_resolvers<Met>(2, 50, false);
+  EXPECT_EQ(out.armings, 50u);
+  EXPECT_EQ(out.zero_winner_armings, 0u);
+  EXPECT_EQ(out.multi_winner_armings, 0u);
+}
+
+// Mutant kTokenLoadStoreResolve (check-then-act): the two resolvers meet at
+// kTokenBeforeResolveCas, before the load and again between the load and the
+// store, so both load the armed word before either stores, and both "win" the
+// first arming, every run. (Widened by a 200-500 us delay instead, the window met
+// the second resolver only if the machine ran it within that delay.)
 TEST(TimeoutTokenRaceMutant, LoadStoreResolveHasTwoWinners) {
-  using LoadStore = MutantPlatform<StressPlatform, Mutant::kTokenLoadStoreResolve>;
-  testing::ScopedFaultPlan plan(
-      testing::delay_plan(FaultPoint::kTokenBeforeResolveCas, 200'000, 500'000));
+  using Met = MeetingPlatform<StdPlatform, FaultPoint::kTokenBeforeResolveCas, 2>;
+  using LoadStore = MutantPlatform<Met, Mutant::kTokenLoadStoreResolve>;
   const RaceOutcome out = race_resolvers<LoadStore>(2, 50, true);
-  EXPECT_GE(out.multi_winner_armings, 1u) << "after " << out.armings << " armings";
+  EXPECT_EQ(out.armings, 1u);
+  EXPECT_EQ(out.multi_winner_armings, 1u);
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 //   |                | `error` (TLAB_EINVAL: no claim)                                |
 //   | fired()        | the reader thread calls config->fired(host, id) for each       |
 //   |                | `fired` line, in stdout order                                 |
-//   | destroy        | writes `shutdown`, waits 5 s for `pending` and the exit, kills |
+//   | destroy        | writes `shutdown`, waits 20 s for `pending` and the exit, kills|
 //   |                | the group, joins the reader                                   |
 //
 // What the session judges itself (into the case's CaseContext):
@@ -22,7 +22,7 @@
 //   | protocol_error   | a line read_message refuses; a second hello; an answer no    |
 //   |                  | request awaits; `fired` for an id never scheduled or before   |
 //   |                  | its `scheduled`; `pending` without `shutdown`; any line after |
-//   |                  | `pending`; no `pending` within 5 s of `shutdown`              |
+//   |                  | `pending`; no `pending` within 20 s of `shutdown`             |
 //   | crash            | stdout closes (the process exits) before `shutdown`           |
 //   | task_exceptions  | after a `fail` timer fired: the process exits, or a schedule  |
 //   |                  | is answered `error` (the failing callback broke the subject)  |
@@ -82,10 +82,12 @@ struct ExecProgram {
 // loaded machine takes seconds): kDefaultHelloLimitS, or the environment's
 // TLAB_HELLO_TIMEOUT_S, a number of seconds from 0.1 to 600 (hello_limit_s
 // returns 0 for anything else, and the probe refuses it: exit 2 naming the
-// variable). And how long it may take to answer `shutdown` with `pending` and exit.
+// variable). And how long it may take to answer `shutdown` with `pending` and exit:
+// as long, since a runtime's exit (a JVM's shutdown hooks) on a loaded machine is
+// no faster than its start; only a subject that never stops waits it out.
 inline constexpr double kDefaultHelloLimitS = 20;
 double hello_limit_s();
-inline constexpr int kShutdownLimitMs = 5'000;
+inline constexpr int kShutdownLimitMs = 20'000;
 
 // read_hello: the first line of `proc`, which must be a hello, within
 // kHelloLimitMs. On false, `key` is "timeout", "crash" or "protocol_error" and
