@@ -363,9 +363,8 @@ TEST(TimerLedgerTest, TimerDueByTheHorizonIsLost) {
   l.arm(1, 0, 10);
   l.arm(2, 0, 10);
   l.arm(3, 0, 1000);
-  const std::uint64_t excused =
-      l->overdue(LedgerInstant{200, 0}, 100, " (drain horizon t=100)",
-                 [](std::uint64_t cookie) { return cookie == 2; });
+  const std::uint64_t excused = l->overdue(LedgerInstant{200, 0}, 100, " (drain horizon t=100)",
+                                           [](std::uint64_t cookie) { return cookie == 2; });
   EXPECT_EQ(excused, 1u);
   ASSERT_EQ(l.count(Oracle::kLostTimer), 1u) << l.all();
   EXPECT_EQ(l.first(Oracle::kLostTimer),

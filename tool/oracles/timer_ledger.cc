@@ -64,8 +64,8 @@ const TimerLedger::Settled* TimerLedger::settled(std::uint64_t cookie) const {
   return s.cookie == cookie ? &s : nullptr;
 }
 
-void TimerLedger::settle(Live::iterator it, Outcome how, LedgerInstant at,
-                         LedgerInstant called_at, std::string_view by) {
+void TimerLedger::settle(Live::iterator it, Outcome how, LedgerInstant at, LedgerInstant called_at,
+                         std::string_view by) {
   const std::uint64_t cookie = it->first;
   const Record& r = it->second;
   if (r.fifo) {
@@ -109,10 +109,11 @@ std::string TimerLedger::of(std::string_view owner) {
 
 std::string TimerLedger::too_late_sentence(std::uint64_t cookie, const Record& r,
                                            LedgerInstant now) const {
-  return fmt::format("{}({}) of {} returned TOO_LATE at {}, but the timer (due {}) had not "
-                     "fired by {}",
-                     caller(r.too_late_by), f_.handle(cookie, r.handle), f_.timer(cookie),
-                     f_.at(r.too_late_at), f_.time(r.deadline), f_.at(now));
+  return fmt::format(
+      "{}({}) of {} returned TOO_LATE at {}, but the timer (due {}) had not "
+      "fired by {}",
+      caller(r.too_late_by), f_.handle(cookie, r.handle), f_.timer(cookie), f_.at(r.too_late_at),
+      f_.time(r.deadline), f_.at(now));
 }
 
 // ---- schedules ----------------------------------------------------------------------
@@ -187,12 +188,12 @@ LedgerFired TimerLedger::fired(std::uint64_t cookie, LedgerInstant now, std::str
 void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant now, bool first,
                              std::string_view context) {
   if (now.t < f.deadline && judges(LedgerRule::kEarly)) {
-    report(LedgerRule::kEarly,
-           fmt::format("{}{}{}: schedule(now, delay={}) called at {} (due at {}) fired at {}, {} "
-                       "before its deadline",
-                       context, f_.timer(cookie), of(f.owner), f_.delay(f.delay),
-                       f_.at(f.scheduled), f_.time(f.deadline), f_.at(now),
-                       f_.duration(f.deadline - now.t)));
+    report(
+        LedgerRule::kEarly,
+        fmt::format("{}{}{}: schedule(now, delay={}) called at {} (due at {}) fired at {}, {} "
+                    "before its deadline",
+                    context, f_.timer(cookie), of(f.owner), f_.delay(f.delay), f_.at(f.scheduled),
+                    f_.time(f.deadline), f_.at(now), f_.duration(f.deadline - now.t)));
   }
   if (!f.fifo) return;
   // Judged at the earlier tie's fire: by then every later tie that fired first has
@@ -220,8 +221,8 @@ void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant
   }
   if (earlier != 0) {
     report(LedgerRule::kFifoEarlierArmed,
-           fmt::format("{}{} has the same deadline, was scheduled first and has not fired",
-                       context, f_.timer(earlier)));
+           fmt::format("{}{} has the same deadline, was scheduled first and has not fired", context,
+                       f_.timer(earlier)));
   }
 }
 
@@ -248,10 +249,10 @@ void TimerLedger::late_fire(std::uint64_t cookie, LedgerInstant now, std::string
   switch (s->how) {
     case Outcome::kFired:
       if (judges(LedgerRule::kFiredTwice)) {
-        report(LedgerRule::kFiredTwice,
-               fmt::format("{}{} ({}) fired twice: first at {}, again at {}", context,
-                           f_.timer(cookie), f_.handle(cookie, s->handle), f_.at(s->at),
-                           f_.at(now)));
+        report(
+            LedgerRule::kFiredTwice,
+            fmt::format("{}{} ({}) fired twice: first at {}, again at {}", context,
+                        f_.timer(cookie), f_.handle(cookie, s->handle), f_.at(s->at), f_.at(now)));
       }
       return;
     case Outcome::kPrevented: {
@@ -290,8 +291,8 @@ void TimerLedger::late_fire(std::uint64_t cookie, LedgerInstant now, std::string
 
 void TimerLedger::fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle,
                                     LedgerInstant fired_at, FireWhen when, std::string_view who,
-                                    LedgerInstant begin, LedgerInstant end,
-                                    std::string_view prefix, const std::string& note) {
+                                    LedgerInstant begin, LedgerInstant end, std::string_view prefix,
+                                    const std::string& note) {
   const LedgerRule rule =
       when == FireWhen::kAfter ? LedgerRule::kFiredAfterPrevented : LedgerRule::kPreventedFired;
   if (!judges(rule)) return;
@@ -396,7 +397,8 @@ void TimerLedger::prevented_settled(const LedgerCancel& c, const Settled* s) {
     when = s->at.step < c.begin.step ? FireWhen::kBefore
            : s->at.step < c.end.step ? FireWhen::kDuring
                                      : FireWhen::kAfter;
-    rule = when == FireWhen::kAfter ? LedgerRule::kFiredAfterPrevented : LedgerRule::kPreventedFired;
+    rule =
+        when == FireWhen::kAfter ? LedgerRule::kFiredAfterPrevented : LedgerRule::kPreventedFired;
   } else if (s != nullptr && s->how != Outcome::kPrevented) {
     return;  // refused: no claim to contradict
   }
@@ -412,20 +414,21 @@ void TimerLedger::prevented_settled(const LedgerCancel& c, const Settled* s) {
                              call(c.who, c.handle, c.cookie, c.begin), f_.at(c.end), caller(s->by),
                              f_.at(s->called_at), f_.at(s->at), note));
   } else {
-    report(rule, fmt::format("{} returned PREVENTED at {}, but that timer had already fired or "
-                             "been prevented (more than {} timers ago, so its outcome is no "
-                             "longer kept){}",
-                             call(c.who, c.handle, c.cookie, c.begin), f_.at(c.end), ring_.size(),
-                             note));
+    report(rule,
+           fmt::format("{} returned PREVENTED at {}, but that timer had already fired or "
+                       "been prevented (more than {} timers ago, so its outcome is no "
+                       "longer kept){}",
+                       call(c.who, c.handle, c.cookie, c.begin), f_.at(c.end), ring_.size(), note));
   }
 }
 
 std::string TimerLedger::holder_of(std::uint64_t handle, std::uint64_t cookie) const {
   for (const auto& [k, l] : live_) {
     if (k != cookie && l.has_handle && l.handle == handle) {
-      return fmt::format("; the handle's value now names live {}{} (scheduled at {}), which must "
-                         "still fire",
-                         f_.timer(k), of(l.owner), f_.at(l.scheduled));
+      return fmt::format(
+          "; the handle's value now names live {}{} (scheduled at {}), which must "
+          "still fire",
+          f_.timer(k), of(l.owner), f_.at(l.scheduled));
     }
   }
   return "";

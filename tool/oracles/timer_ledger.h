@@ -12,6 +12,7 @@
 // O(1) per event, with the history of settled timers in a fixed ring.
 //
 // Its clients, and what each feeds it:
+// clang-format off
 //   | client                          | order        | clock            | rules judged                     |
 //   |---------------------------------|--------------|------------------|----------------------------------|
 //   | runner/engine_subject_facility  | overlapping  | tlab's (virtual  | all but fifo_earlier_armed and   |
@@ -36,7 +37,6 @@
 //   | refused   | schedule() returned an error        | never               | (ring)                      |
 //
 // The rules (kLedgerRuleInfo; "now" is the event's instant on the judged clock):
-// clang-format off
 //   | rule                  | oracle             | judged at            | wrong when                                        |
 //   |-----------------------|--------------------|----------------------|---------------------------------------------------|
 //   | early                 | early_fire         | a first fire         | now < scheduled + delay (saturated)               |
@@ -59,7 +59,6 @@
 //   | pending_count         | conservation       | pending_count()      | count outside [open - doubtful, open before]      |
 //   | pending_list          | conservation       | pending_list()       | names a timer not live, or omits a live one that  |
 //   |                       |                    |                      | no cancel said UNKNOWN of                         |
-// clang-format on
 // FIFO ties are judged among timers scheduled with LedgerSchedule::fifo, per owner
 // and deadline. To add a rule: an enumerator, one row of kLedgerRuleInfo (in enum
 // order, static_assert'ed), one row above, its sentence where its event is judged
@@ -80,6 +79,7 @@
 //   |             |                                          | a fire of a prevented timer is judged    |
 //   |             |                                          | as a fire too (early, FIFO) and settles  |
 //   |             |                                          | it as fired                              |
+// clang-format on
 //
 // Sentences: one per rule, here; LedgerFormat says how the client prints an
 // instant ("t=1.234ms", "step 4", "its t_ns 17"), a time, a duration, a delay, a
@@ -177,7 +177,8 @@ constexpr bool ledger_rule_table_in_order() {
   }
   return true;
 }
-static_assert(ledger_rule_table_in_order(), "kLedgerRuleInfo rows must follow the LedgerRule order");
+static_assert(ledger_rule_table_in_order(),
+              "kLedgerRuleInfo rows must follow the LedgerRule order");
 
 constexpr const LedgerRuleInfo& info_of(LedgerRule r) {
   return kLedgerRuleInfo[static_cast<std::size_t>(r)];
@@ -186,7 +187,9 @@ constexpr const LedgerRuleInfo& info_of(LedgerRule r) {
 // LedgerRules: the rules one ledger judges (a set, built with with()/without()).
 class LedgerRules {
  public:
-  static constexpr LedgerRules all() { return LedgerRules((std::uint32_t{1} << kLedgerRuleCount) - 1); }
+  static constexpr LedgerRules all() {
+    return LedgerRules((std::uint32_t{1} << kLedgerRuleCount) - 1);
+  }
   static constexpr LedgerRules none() { return LedgerRules(0); }
   constexpr bool has(LedgerRule r) const { return (bits_ & bit(r)) != 0; }
   constexpr LedgerRules with(LedgerRule r) const { return LedgerRules(bits_ | bit(r)); }
@@ -224,8 +227,8 @@ class LedgerFormat {
   virtual std::string at(const LedgerInstant& i) const = 0;
   // LedgerFormat::time: a deadline or horizon on the judged clock; at({t, 0}).
   virtual std::string time(std::int64_t t) const { return at(LedgerInstant{t, 0}); }
-  virtual std::string duration(std::int64_t ns) const;  // "1.500ms" (fmt_ns)
-  virtual std::string delay(std::int64_t ns) const;     // as passed: "1500000 ns"
+  virtual std::string duration(std::int64_t ns) const;    // "1.500ms" (fmt_ns)
+  virtual std::string delay(std::int64_t ns) const;       // as passed: "1500000 ns"
   virtual std::string timer(std::uint64_t cookie) const;  // "cookie 5"
   virtual std::string handle(std::uint64_t cookie, std::uint64_t handle) const;  // "handle 0x1f"
 };
@@ -241,10 +244,10 @@ struct LedgerSchedule {
 
 // One cancel() call that returned TLAB_OK with a result.
 struct LedgerCancel {
-  std::uint64_t cookie = 0;   // the timer the caller meant
-  std::uint64_t handle = 0;   // what it passed
-  std::string_view who;       // the caller ("canceller#0"; "" for a single caller)
-  LedgerInstant begin, end;   // when the call began and returned
+  std::uint64_t cookie = 0;  // the timer the caller meant
+  std::uint64_t handle = 0;  // what it passed
+  std::string_view who;      // the caller ("canceller#0"; "" for a single caller)
+  LedgerInstant begin, end;  // when the call began and returned
   // why: set when the caller knew the timer might have settled (a stale cancel, a
   // re-arm): appended to a PREVENTED finding, with the live timer that now holds
   // the handle ("; a stale cancel (...)").
@@ -299,7 +302,7 @@ class TimerLedger {
   struct Options {
     LedgerRules rules = LedgerRules::all();
     LedgerOrder order = LedgerOrder::kOverlapping;
-    std::size_t ring = kDefaultRing;  // settled timers kept for late events (0: none)
+    std::size_t ring = kDefaultRing;       // settled timers kept for late events (0: none)
     const LedgerFormat* format = nullptr;  // required; outlives the ledger
     // sink: each finding (required). Called under the ledger's mutex.
     std::function<void(Oracle, const std::string&)> sink;
@@ -401,11 +404,11 @@ class TimerLedger {
     std::uint8_t mark = 0;
   };
   struct Record : Facts {
-    bool too_late = false;       // a cancel said TOO_LATE while it had not fired
-    bool unknown = false;        // a cancel said UNKNOWN: no claim
-    LedgerInstant too_late_at;   // the earliest-returning such call's return
+    bool too_late = false;      // a cancel said TOO_LATE while it had not fired
+    bool unknown = false;       // a cancel said UNKNOWN: no claim
+    LedgerInstant too_late_at;  // the earliest-returning such call's return
     std::string_view too_late_by;
-    std::size_t at_index = 0;    // in live_ids_
+    std::size_t at_index = 0;  // in live_ids_
   };
   struct Settled : Facts {
     std::uint64_t cookie = 0;
@@ -456,7 +459,7 @@ class TimerLedger {
   StdMutex mu_;
   Live live_ TLAB_GUARDED_BY(mu_);
   std::vector<std::uint64_t> live_ids_ TLAB_GUARDED_BY(mu_);  // live_'s keys, for a random pick
-  std::vector<Settled> ring_ TLAB_GUARDED_BY(mu_);             // cookie % ring
+  std::vector<Settled> ring_ TLAB_GUARDED_BY(mu_);            // cookie % ring
   std::array<std::pair<std::uint64_t, std::uint64_t>, kStaleRing> stale_ TLAB_GUARDED_BY(mu_){};
   std::uint64_t stale_count_ TLAB_GUARDED_BY(mu_) = 0;  // ever put in stale_
   std::map<std::pair<std::string_view, std::int64_t>, FifoGroup> fifo_ TLAB_GUARDED_BY(mu_);

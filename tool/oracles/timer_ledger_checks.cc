@@ -14,11 +14,11 @@ namespace tlab::tool {
 
 std::string TimerLedger::lost_sentence(std::uint64_t cookie, const Record& r, LedgerInstant now,
                                        std::string_view context, std::string_view until) const {
-  return fmt::format("{}{}{}: schedule(now, delay={}) at {} returned {}, due at {}; neither "
-                     "fired nor prevented by {}{}",
-                     context, f_.timer(cookie), of(r.owner), f_.delay(r.delay),
-                     f_.at(r.scheduled), f_.handle(cookie, r.handle), f_.time(r.deadline),
-                     f_.at(now), until);
+  return fmt::format(
+      "{}{}{}: schedule(now, delay={}) at {} returned {}, due at {}; neither "
+      "fired nor prevented by {}{}",
+      context, f_.timer(cookie), of(r.owner), f_.delay(r.delay), f_.at(r.scheduled),
+      f_.handle(cookie, r.handle), f_.time(r.deadline), f_.at(now), until);
 }
 
 std::uint64_t TimerLedger::overdue(LedgerInstant now, std::int64_t horizon, std::string_view until,
@@ -79,12 +79,12 @@ void TimerLedger::pending_count(std::uint64_t count, const LedgerWindow& before,
   reported_gap_ = gap;
   if (!judges(LedgerRule::kPendingCount)) return;
   report(LedgerRule::kPendingCount,
-         fmt::format("pending() returned {}{}{} (at {}), but scheduled {} - fired {} - prevented "
-                     "{} = {} ({} with {} cancel)",
-                     count, when.empty() ? "" : " ", when, f_.at(now), armed_, fired_, prevented_,
-                     after, doubt,
-                     options_.order == LedgerOrder::kSequential ? "a TOO_LATE or UNKNOWN"
-                                                                : "an UNKNOWN"));
+         fmt::format(
+             "pending() returned {}{}{} (at {}), but scheduled {} - fired {} - prevented "
+             "{} = {} ({} with {} cancel)",
+             count, when.empty() ? "" : " ", when, f_.at(now), armed_, fired_, prevented_, after,
+             doubt,
+             options_.order == LedgerOrder::kSequential ? "a TOO_LATE or UNKNOWN" : "an UNKNOWN"));
 }
 
 void TimerLedger::pending_list(const std::vector<std::uint64_t>& cookies,

@@ -151,8 +151,9 @@ void FacilityCase::rearm_held(ActorRun& r, std::mt19937_64& rng) {
   LedgerCancel c;
   c.cookie = r.held_cookie;
   c.handle = r.held_handle;
-  c.why = "; a re-arm (a scheduler cancelled the timer it holds, which had settled meanwhile: "
-          "it must answer TOO_LATE or UNKNOWN and touch no other timer)";
+  c.why =
+      "; a re-arm (a scheduler cancelled the timer it holds, which had settled meanwhile: "
+      "it must answer TOO_LATE or UNKNOWN and touch no other timer)";
   r.held_cookie = 0;
   const std::int32_t res = call_cancel(c, *r.st, *r.log);
   if (res != TLAB_CANCEL_PREVENTED && res != TLAB_CANCEL_TOO_LATE) return;
@@ -171,8 +172,9 @@ void FacilityCase::cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog&
   LedgerCancel c;
   c.cookie = settled->first;
   c.handle = settled->second;
-  c.why = "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it must "
-          "answer TOO_LATE or UNKNOWN and touch no other timer)";
+  c.why =
+      "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it must "
+      "answer TOO_LATE or UNKNOWN and touch no other timer)";
   ctx_.add("stale_cancels");
   call_cancel(c, who, log);
 }
@@ -182,16 +184,18 @@ std::int32_t FacilityCase::call_cancel(LedgerCancel& c, ActorState& who, ActorLo
   std::int32_t res = 0, st = TLAB_EFAIL;
   std::int64_t c0 = 0, c1 = 0;
   c.who = who.name;
-  calls_([&] {
-    const std::int64_t t0 = host_now();
-    c.begin = LedgerInstant{t0, ledger_.step()};
-    c0 = steady_ns();
-    st = d.cancel(calls_.self, c.handle, &res);
-    c1 = steady_ns();
-    const std::int64_t t1 = host_now();
-    // Taken before any other thread can judge a later call against this one.
-    c.end = LedgerInstant{t1, ledger_.step()};
-  }, &who, c.cookie);
+  calls_(
+      [&] {
+        const std::int64_t t0 = host_now();
+        c.begin = LedgerInstant{t0, ledger_.step()};
+        c0 = steady_ns();
+        st = d.cancel(calls_.self, c.handle, &res);
+        c1 = steady_ns();
+        const std::int64_t t1 = host_now();
+        // Taken before any other thread can judge a later call against this one.
+        c.end = LedgerInstant{t1, ledger_.step()};
+      },
+      &who, c.cookie);
   log.sample(Latency::kCancelCost, c1 - c0);
   if (st == TLAB_EINVAL) {
     ctx_.add("cancel_einval");  // a handle the subject no longer knows: no claim
@@ -216,9 +220,10 @@ void FacilityCase::on_cancel_result(const LedgerCancel& c, std::int32_t result) 
       ctx_.add("cancel_unknown");
       break;
     default:
-      driver_error(fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {} returned "
-                               "TLAB_OK with result {}, which is no tlab_cancel_result",
-                               c.who, c.handle, c.cookie, at(c.begin.t), result));
+      driver_error(
+          fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {} returned "
+                      "TLAB_OK with result {}, which is no tlab_cancel_result",
+                      c.who, c.handle, c.cookie, at(c.begin.t), result));
       return;
   }
   ledger_.cancelled(c, result);
@@ -229,8 +234,8 @@ bool FacilityCase::blocked_by_pending() {
   const std::int64_t now = host_now();
   // Doubtful timers (TOO_LATE, UNKNOWN) are already left out.
   return ledger_.outstanding([&](std::int64_t deadline) {
-           return deadline < now && waited_ns(deadline, now) > overdue_grace_;
-         }) >= s_.run.max_pending;
+    return deadline < now && waited_ns(deadline, now) > overdue_grace_;
+  }) >= s_.run.max_pending;
 }
 
 void FacilityCase::poll_once() {

@@ -33,9 +33,8 @@ TimerLedger::Options FacilityCase::ledger_options() {
   TimerLedger::Options o;
   // The driver's order cannot judge a tie before the earlier one's outcome is
   // known; a pending list is an exec subject's, judged by its session.
-  o.rules = LedgerRules::all()
-                .without(LedgerRule::kFifoEarlierArmed)
-                .without(LedgerRule::kPendingList);
+  o.rules =
+      LedgerRules::all().without(LedgerRule::kFifoEarlierArmed).without(LedgerRule::kPendingList);
   o.order = LedgerOrder::kOverlapping;
   o.format = &format_;
   o.sink = [this](Oracle oracle, const std::string& sentence) { ctx_.violation(oracle, sentence); };
@@ -190,18 +189,16 @@ void FacilityCase::drain_and_check() {
       std::max(std::int64_t{0}, std::min(budget_third - (target - horizon),
                                          std::max(std::int64_t{50'000'000}, 20 * tick_ns_)));
   while (ledger_.any_due_by(target) &&
-         (host_now() <= target || waited_ns(target, host_now()) < drain_ns) &&
-         !ctx_.stopping()) {
+         (host_now() <= target || waited_ns(target, host_now()) < drain_ns) && !ctx_.stopping()) {
     wait_step(std::chrono::milliseconds(1));
   }
   if (!ctx_.stopping()) idle_probes();
   poller_stop_.store(true, std::memory_order::release);  // pairs with poller_loop
   if (poller_.joinable()) poller_.join();
   if (ctx_.stopping()) return;  // a mutant's first finding, or a driver error
-  const std::uint64_t excused =
-      ledger_.overdue(LedgerInstant{host_now(), 0}, target,
-                      fmt::format(" (drain horizon {})", at(target)),
-                      [this](std::uint64_t cookie) { return excused_by_failure(cookie); });
+  const std::uint64_t excused = ledger_.overdue(
+      LedgerInstant{host_now(), 0}, target, fmt::format(" (drain horizon {})", at(target)),
+      [this](std::uint64_t cookie) { return excused_by_failure(cookie); });
   if (excused > 0) ctx_.add("undelivered_after_failure", excused);
   const LedgerCounts n = ledger_.counts();
   ctx_.set_counter("armed", n.armed);
@@ -243,10 +240,10 @@ void FacilityCase::idle_probes() {
       wait_step(std::chrono::microseconds(100));
     }
     if (ctx_.stopping()) continue;
-    const std::string context =
-        fmt::format("idle probe {}/{} into a drained subject ({} other timers pending, {} of them "
-                    "past due): ",
-                    i + 1, kIdleProbes, others, overdue);
+    const std::string context = fmt::format(
+        "idle probe {}/{} into a drained subject ({} other timers pending, {} of them "
+        "past due): ",
+        i + 1, kIdleProbes, others, overdue);
     if (!ledger_.lost(cookie, LedgerInstant{host_now(), 0}, context,
                       " (a timer added while the subject idles must wake it)")) {
       continue;
