@@ -83,10 +83,11 @@
 //
 // Sentences: one per rule, here; LedgerFormat says how the client prints an
 // instant ("t=1.234ms", "step 4", "its t_ns 17"), a time, a duration, a delay, a
-// timer and a handle. A sentence texts the tests match must keep its words.
+// timer and a handle. A sentence the tests match keeps its words.
 //
-// Cost: schedule, armed, refused, fired and cancelled are O(1) (hash map, ring
-// slot, FIFO group map O(log groups)); a sequential fire adds O(live) for
+// Cost: one mutex acquisition per method. schedule, armed, refused, fired and
+// cancelled are O(1) (hash map, ring slot, FIFO group map O(log groups)); a
+// sequential fire adds O(live) for
 // fifo_earlier_armed. overdue(), pending_list(), holder_of (in a stale cancel's
 // sentence), timers() and outstanding(overdue) are O(live); everything else O(1).
 // Memory: a record per live timer (~150 bytes with its hash node), the ring of
@@ -98,14 +99,17 @@
 // any of them; fired() may come from any thread the subject owns (a SELF subject's
 // timer thread, inside a LOOP subject's poll). The sink, the lateness callback and
 // an `excused` predicate run under that mutex: they must not call back into this
-// ledger (they may take locks ordered after it: CaseContext's, an exec session's).
-// The callers' own locks (the driver's call mutex, an exec session's) are taken
-// before this one, never while a ledger callback runs. Strings passed by view
+// ledger, and take only locks ordered after it. A client's own lock (the driver's
+// call mutex; an exec session's mu_) is taken before its ledger's. With an exec
+// subject the order is: the driver's ledger, then (its `excused` predicate) the
+// session's mu_, then the session's ledger; never back. Strings passed by view
 // (owners, callers) must outlive the ledger.
 //
 // Memory ordering: everything is under the mutex, so an event recorded by one
 // thread happens-before every later method on any thread; the step count, being
-// taken under it, orders a call's begin and return against every fire.
+// taken under it, orders a call's begin and return against every fire. A fire
+// that races its own schedule() call (a SELF subject) finds the record: the
+// client tells schedule() before making the call.
 #pragma once
 
 #include <array>
