@@ -28,11 +28,12 @@
 //   |              | pending                                                            |
 //
 // A stale cancel is cancel(handle) of a timer that already settled (fired or was
-// prevented), picked at random from the last kStaleRing settled: the subject must
-// answer TOO_LATE or UNKNOWN (or TLAB_EINVAL) and touch no other timer, however
-// its storage was reused (subject.h: "cancel() on a handle whose timer fired or
-// was cancelled long ago must not touch another timer"). PREVENTED is wrong_result;
-// a live timer the call removed instead never fires (lost_timer, conservation).
+// prevented), picked at random from the last TimerLedger::kStaleRing settled
+// (TimerLedger::pick_settled): the subject must answer TOO_LATE or UNKNOWN (or
+// TLAB_EINVAL) and touch no other timer, however its storage was reused
+// (subject.h: "cancel() on a handle whose timer fired or was cancelled long ago
+// must not touch another timer"). PREVENTED is wrong_result; a live timer the
+// call removed instead never fires (lost_timer, conservation).
 // stale_probability defaults to kDefaultStaleProbability for both roles.
 //
 // A re-arm is what a connection does to its idle timer on activity: the scheduler
