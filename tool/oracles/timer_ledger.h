@@ -87,9 +87,10 @@
 //
 // Cost: one mutex acquisition per method. schedule, armed, refused, fired and
 // cancelled are O(1) (hash map, ring slot, FIFO group map O(log groups)); a
-// sequential fire adds O(live) for
-// fifo_earlier_armed. overdue(), pending_list(), holder_of (in a stale cancel's
-// sentence), timers() and outstanding(overdue) are O(live); everything else O(1).
+// sequential fire adds O(live) for fifo_earlier_armed. overdue(), pending_list(),
+// holder_of (in a stale cancel's sentence), the due_by/any_due_by/latest_deadline
+// scans and outstanding(overdue) are O(live), timers() O(live + ring) plus a sort;
+// everything else is O(1).
 // Memory: a record per live timer (~150 bytes with its hash node), the ring of
 // Options::ring settled timers (128 bytes each: 2 MiB at the driver's 16384), 64
 // settled handles for stale cancels, one FIFO group per (owner, deadline) with an
