@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
+#include "oracles/timer_ledger.h"
 #include "subjects/plugin.h"
 #include "subjects/promise.h"
 
@@ -109,22 +111,18 @@ std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   return s > kNever ? kNever : static_cast<std::int64_t>(s);
 }
 
-// A timer's state in the model (one per accepted schedule() call):
-//   | state      | meaning                                  | may fire       |
-//   |------------|------------------------------------------|----------------|
-//   | kLive      | armed, not fired, no cancel accepted     | must, when due |
-//   | kPrevented | cancel said PREVENTED before it fired    | never          |
-//   | kDoubtful  | cancel said TOO_LATE or UNKNOWN, unfired | may (once)     |
-//   | kFired     | fired once                               | never again    |
-enum class ArmState : std::uint8_t { kLive, kPrevented, kDoubtful, kFired };
-
-struct Timer {
-  std::uint64_t cookie = 0;  // also its scheduling order
-  std::uint64_t handle = 0;
-  std::int64_t deadline = 0;
-  ArmState state = ArmState::kLive;
-  int fired_step = 0;      // transcript line of the poll that fired it
-  int prevented_step = 0;  // transcript line of the cancel that said PREVENTED
+// TranscriptFormat: the ledger's sentences as the transcript reads: an instant is
+// its line ("step 4"), times and durations as the calls show them ("5ms"), a
+// handle by its cookie ("h3").
+class TranscriptFormat : public LedgerFormat {
+ public:
+  std::string at(const LedgerInstant& i) const override { return fmt::format("step {}", i.step); }
+  std::string time(std::int64_t t) const override { return ns(t); }
+  std::string duration(std::int64_t d) const override { return ns(d); }
+  std::string delay(std::int64_t d) const override { return ns(d); }
+  std::string handle(std::uint64_t cookie, std::uint64_t) const override {
+    return fmt::format("h{}", cookie);
+  }
 };
 
 // What fired() records: the cookie and the call it came from inside (nullptr:
@@ -141,8 +139,9 @@ extern "C" void record_fired(void* host, std::uint64_t cookie) {
 
 struct Violation {};  // thrown by Session::wrong once the transcript says why
 
-// Session: one instance of the subject driven by one command sequence, the
-// model, and the transcript. Ground rules: the property's thread only.
+// Session: one instance of the subject driven by one command sequence, its
+// ledger (the reference model: every timer's state and the rules it is judged
+// by), and the transcript. Ground rules: the property's thread only.
 class Session {
  public:
   Session(const tlab_subject& s, const SubjectPropertyOptions& o, PromiseSet judged)
@@ -174,6 +173,8 @@ class Session {
     config.host = &host_;
     config.fired = &record_fired;
     void* self = nullptr;
+    // Cookies are 1 .. ops.size() at most: a ring that size keeps every timer.
+    ledger_.emplace(ledger_options(ops.size() + 1));
     const tlab_status st = call("create()", shown, [&] { return s_.create(&config, &self); });
     line(st == TLAB_OK ? shown : shown + " -> " + status_name(st));
     if (st != TLAB_OK) wrong("create() must succeed", "abi");
@@ -226,10 +227,31 @@ class Session {
     append(fmt::format("   <- wrong: {} ({})", why, tag));
     throw Violation{};
   }
-  // judge: a violation of `p` if it is judged; otherwise measured and ignored.
-  void judge(Promise p, const std::string& why) {
-    if (judged_.has(p)) wrong(why, name_of(p));
+  // ledger_options: the sequential order's rules, minus what this layer lets a
+  // subject answer as it likes (a repeated cancel of an unfired timer: its effect
+  // on others is judged instead); the finding sink keeps the first judged one.
+  TimerLedger::Options ledger_options(std::size_t ring) {
+    TimerLedger::Options o;
+    o.rules = LedgerRules::all()
+                  .without(LedgerRule::kFifoLaterFirst)
+                  .without(LedgerRule::kPreventedTwice)
+                  .without(LedgerRule::kPendingList);
+    o.order = LedgerOrder::kSequential;
+    o.ring = ring;
+    o.format = &format_;
+    o.sink = [this](Oracle oracle, const std::string& why) {
+      // A promise not judged is measured and ignored.
+      const std::optional<Promise>& p = info_of(oracle).promise;
+      if (!finding_ && p && judged_.has(*p)) finding_ = Finding{why, name_of(*p)};
+    };
+    return o;
   }
+  // judged_wrong: the ledger's first judged finding, if its last event made one,
+  // ends the sequence on the current line.
+  void judged_wrong() {
+    if (finding_) wrong(finding_->why, finding_->promise);
+  }
+  LedgerInstant instant() const { return LedgerInstant{now_, static_cast<std::uint64_t>(step())}; }
 
   // no_fires: fired() is only allowed from inside poll().
   void no_fires() {
@@ -241,23 +263,15 @@ class Session {
           "abi");
   }
 
-  Timer* find(std::uint64_t cookie) {
-    for (Timer& t : timers_) {
-      if (t.cookie == cookie) return &t;
-    }
-    return nullptr;
-  }
-
-  // pick: the timer `op` names: among the live ones (unless `any`, or none is
-  // live), else among every timer ever accepted; nullptr if there is none.
-  Timer* pick(const Op& op, bool any) {
-    std::vector<Timer*> live;
-    for (Timer& t : timers_) {
-      if (t.state == ArmState::kLive) live.push_back(&t);
-    }
-    if (!any && !live.empty()) return live[static_cast<std::size_t>(op.ref) % live.size()];
-    if (timers_.empty()) return nullptr;
-    return &timers_[static_cast<std::size_t>(op.ref) % timers_.size()];
+  // pick: the timer `op` names: among the armed ones, in scheduling order (unless
+  // `any`, or none is armed), else among every timer ever accepted; none if there
+  // is none.
+  std::optional<LedgerView> pick(const Op& op, bool any) {
+    const std::vector<LedgerView> armed = ledger_->timers(LedgerWhich::kArmed);
+    if (!any && !armed.empty()) return armed[static_cast<std::size_t>(op.ref) % armed.size()];
+    const std::vector<LedgerView> all = ledger_->timers(LedgerWhich::kAccepted);
+    if (all.empty()) return std::nullopt;
+    return all[static_cast<std::size_t>(op.ref) % all.size()];
   }
 
   std::int64_t jitter(const Op& op) const { return op.jitter == 6 ? 1 : op.jitter == 7 ? -1 : 0; }
@@ -269,15 +283,12 @@ class Session {
 
   std::int64_t delay_of(const Op& op) {
     if (op.variant >= 55 && op.variant < 75) {  // a tie with a pending timer's deadline
-      std::vector<const Timer*> pending;
-      for (const Timer& t : timers_) {
-        if (t.state == ArmState::kLive || t.state == ArmState::kDoubtful) pending.push_back(&t);
-      }
+      const std::vector<LedgerView> pending = ledger_->timers(LedgerWhich::kLive);
       if (!pending.empty()) {
         // A deadline far in the past (a negative one, polled at INT64_MAX) is
         // clamped to the most negative delay now + delay can still represent.
         const i128 d = static_cast<i128>(
-                           pending[static_cast<std::size_t>(op.ref) % pending.size()]->deadline) -
+                           pending[static_cast<std::size_t>(op.ref) % pending.size()].deadline) -
                        now_;
         return static_cast<std::int64_t>(std::max<i128>(d, -static_cast<i128>(kNever)));
       }
@@ -310,9 +321,9 @@ class Session {
     } else if (op.kind < 65) {
       advance(target_of(op));
     } else if (op.kind < 85) {
-      if (Timer* t = pick(op, op.variant >= 70)) cancel(*t);
+      if (const auto t = pick(op, op.variant >= 70)) cancel(*t);
     } else {  // reschedule: the same logical timer, cancelled and armed again
-      if (Timer* t = pick(op, false)) cancel(*t);
+      if (const auto t = pick(op, false)) cancel(*t);
       schedule(delay_of(op));
     }
   }
@@ -324,23 +335,22 @@ class Session {
         fmt::format("schedule(now={}, delay={}, cookie={})", ns(now_), ns(delay), cookie);
     const tlab_status st =
         call("schedule()", text, [&] { return s_.schedule(self_, now_, delay, cookie, &handle); });
-    text += " -> ";
-    if (st == TLAB_OK) {
-      text += fmt::format("h{}", cookie);
-      timers_.push_back(Timer{cookie, handle, saturating_add(now_, delay)});
-    } else {
-      text += status_name(st);
-    }
+    text += " -> " + (st == TLAB_OK ? fmt::format("h{}", cookie) : status_name(st));
     line(std::move(text));
     no_fires();
-    if (st == TLAB_OK || st == TLAB_ENOMEM) return;
+    if (st == TLAB_OK) {
+      ledger_->schedule(cookie, LedgerSchedule{{}, instant(), delay, true, 0});
+      ledger_->armed(cookie, handle);
+      return;
+    }
+    if (st == TLAB_ENOMEM) return;
     if (st != TLAB_EINVAL) wrong("schedule() may return OK, EINVAL or ENOMEM", "abi");
     if (delay >= 0 && delay <= max_delay_) {
       wrong(fmt::format("EINVAL for a delay in [0, max_delay_ns={}]", ns(max_delay_)), "abi");
     }
   }
 
-  void cancel(Timer& t) {
+  void cancel(const LedgerView& t) {
     std::int32_t result = 0;
     const std::string shown = fmt::format("cancel(h{})", t.cookie);
     const tlab_status st =
@@ -349,28 +359,16 @@ class Session {
     no_fires();
     if (st == TLAB_EINVAL) return;  // refused: nothing cancelled, no claim
     if (st != TLAB_OK) wrong("cancel() may return OK or EINVAL", "abi");
-    switch (result) {
-      case TLAB_CANCEL_PREVENTED:
-        if (t.state == ArmState::kFired) {
-          judge(Promise::kAccurateCancel,
-                fmt::format("cookie {} already fired at step {}", t.cookie, t.fired_step));
-          return;
-        }
-        if (t.state != ArmState::kPrevented) t.prevented_step = step();
-        t.state = ArmState::kPrevented;
-        return;
-      case TLAB_CANCEL_TOO_LATE:
-        if (t.state != ArmState::kLive) return;
-        judge(Promise::kAccurateCancel,
-              fmt::format("cookie {} has not fired (deadline {})", t.cookie, ns(t.deadline)));
-        t.state = ArmState::kDoubtful;
-        return;
-      case TLAB_CANCEL_UNKNOWN:
-        if (t.state == ArmState::kLive) t.state = ArmState::kDoubtful;
-        return;
-      default:
-        wrong(fmt::format("{} is not a tlab_cancel_result", result), "abi");
+    if (result != TLAB_CANCEL_PREVENTED && result != TLAB_CANCEL_TOO_LATE &&
+        result != TLAB_CANCEL_UNKNOWN) {
+      wrong(fmt::format("{} is not a tlab_cancel_result", result), "abi");
     }
+    LedgerCancel c;
+    c.cookie = t.cookie;
+    c.handle = t.handle;
+    c.begin = c.end = instant();
+    ledger_->cancelled(c, result);
+    judged_wrong();
   }
 
   void advance(std::int64_t to) {
@@ -388,62 +386,41 @@ class Session {
     line(std::move(text));
     if (st != TLAB_OK) wrong("poll() may only return OK", "abi");
     for (const auto& f : fired) on_fired(f.first);
-    if (!judged_.has(Promise::kDelivery)) return;
-    for (const Timer& t : timers_) {
-      if (t.state == ArmState::kLive && static_cast<i128>(t.deadline) + tick_ <= now_) {
-        wrong(fmt::format("cookie {} (deadline {}) has not fired by deadline + tick", t.cookie,
-                          ns(t.deadline)),
-              "delivery");
-      }
-    }
+    // now_ >= 0 and tick_ <= kMaxTickNs: the horizon does not overflow.
+    ledger_->overdue(instant(), now_ - tick_, " (deadline + tick <= now)");
+    judged_wrong();
   }
 
   void on_fired(std::uint64_t cookie) {
-    Timer* t = find(cookie);
-    if (t == nullptr) wrong(fmt::format("cookie {} was never armed", cookie), "abi");
-    if (t->state == ArmState::kFired) {
-      judge(Promise::kExactlyOnce,
-            fmt::format("cookie {} already fired at step {}", cookie, t->fired_step));
-      return;
-    }
-    if (t->state == ArmState::kPrevented) {
-      judge(Promise::kAccurateCancel,
-            fmt::format("cancel(h{}) said PREVENTED at step {}", cookie, t->prevented_step));
-    }
-    if (now_ < t->deadline) {
-      judge(Promise::kNeverEarly, fmt::format("cookie {} is due at {}", cookie, ns(t->deadline)));
-    }
-    for (const Timer& u : timers_) {
-      if (u.cookie >= cookie) break;  // timers_ is in scheduling order
-      if (u.deadline == t->deadline && u.state == ArmState::kLive) {
-        judge(Promise::kFifoTies,
-              fmt::format("cookie {} has the same deadline, was scheduled first and has not fired",
-                          u.cookie));
-      }
-    }
-    t->state = ArmState::kFired;
-    t->fired_step = step();
+    if (!ledger_->accepted(cookie)) wrong(fmt::format("cookie {} was never armed", cookie), "abi");
+    ledger_->fired(cookie, instant());
+    judged_wrong();
   }
 
   void check_pending() {
     if (!judged_.has(Promise::kPendingCount)) return;
+    const LedgerWindow before = ledger_->pending_window();
     std::uint64_t count = 0;
     const tlab_status st =
         call("pending()", "pending()", [&] { return s_.pending(self_, &count); });
-    std::uint64_t certain = 0, doubtful = 0;
-    for (const Timer& t : timers_) {
-      certain += t.state == ArmState::kLive ? 1 : 0;
-      doubtful += t.state == ArmState::kDoubtful ? 1 : 0;
+    const std::string shown =
+        fmt::format("pending() -> {}", st == TLAB_OK ? std::to_string(count) : status_name(st));
+    if (st != TLAB_OK || !host_.fired.empty()) {
+      line(shown);
+      no_fires();
+      wrong("pending() may only return OK", "abi");
     }
-    const bool fits = count >= certain && count <= certain + doubtful;
-    if (st == TLAB_OK && fits && host_.fired.empty()) return;
-    line(fmt::format("pending() -> {}", st == TLAB_OK ? std::to_string(count) : status_name(st)));
-    no_fires();
-    if (st != TLAB_OK) wrong("pending() may only return OK", "abi");
-    wrong(doubtful == 0 ? fmt::format("{} pending", certain)
-                        : fmt::format("{} to {} pending", certain, certain + doubtful),
-          "pending_count");
+    // The line is written only when it is wrong: it would be the next one.
+    ledger_->pending_count(count, before, "", LedgerInstant{now_, static_cast<std::uint64_t>(step() + 1)});
+    if (!finding_) return;
+    line(shown);
+    judged_wrong();
   }
+
+  struct Finding {
+    std::string why;
+    std::string_view promise;
+  };
 
   const tlab_subject& s_;
   const PromiseSet judged_;
@@ -454,7 +431,9 @@ class Session {
   void* self_ = nullptr;  // the instance, until destroy()
   std::int64_t now_ = 0;
   std::uint64_t next_cookie_ = 1;
-  std::vector<Timer> timers_;  // accepted schedules, in order
+  const TranscriptFormat format_;
+  std::optional<TimerLedger> ledger_;  // made by run(), sized to its sequence
+  std::optional<Finding> finding_;     // the ledger's first judged finding
   std::vector<std::string> lines_;
 };
 

@@ -27,8 +27,14 @@
 // handle schedule() returned for cookie 3. pending(), called after every command
 // when promised, is read-only and appears in the transcript only where it is wrong.
 //
-// The reference model (deadline = now + delay saturated at INT64_MAX; tick =
-// SubjectPropertyOptions::tick_ns, passed to create() as the allowed lateness):
+// The reference model is a TimerLedger (oracles/timer_ledger.h) in its sequential
+// order, steps being transcript lines: every timer's state, and the rules below,
+// are the ledger's, with the generic driver's sentences ("at step 4"); this layer
+// keeps the transcript, the ABI rules and the shrinking. Its ledger leaves out
+// fifo_later_first (the sequential order judges a tie at the later one's fire),
+// prevented_twice (below: a repeated cancel may answer anything) and pending_list.
+// (Deadline = now + delay saturated at INT64_MAX; tick =
+// SubjectPropertyOptions::tick_ns, passed to create() as the allowed lateness.)
 // clang-format off
 //   | promise         | judged at           | wrong when                                          |
 //   |-----------------|---------------------|-----------------------------------------------------|

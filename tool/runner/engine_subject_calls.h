@@ -11,9 +11,9 @@
 //   | status_name   | "TLAB_EFAIL", or "status 17 (not a tlab_status)"          | none           |
 //
 // Ground rules: an AbiCalls lives as long as the subject instance it guards; any
-// thread may call it. The call mutex is taken before the driver's record lock and
-// never while holding it (a fired() callback runs inside poll, under the call
-// mutex, and takes the record lock).
+// thread may call it. The call mutex is taken before the driver's record lock (its
+// TimerLedger's mutex) and never while holding it (a fired() callback runs inside
+// poll, under the call mutex, and takes the record lock).
 #pragma once
 
 #include <time.h>

@@ -2,6 +2,7 @@
 // each result is judged as it happens (engine_subject_facility.h has the tables).
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -42,116 +43,12 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
   // relaxed: poll_now_ is written by this same thread just before poll().
   const std::int64_t now =
       virtual_ || (loop_ && host_clock_) ? poll_now_.load(std::memory_order::relaxed) : monotonic_ns();
-  std::lock_guard lk(mu_);
-  ++seq_;
-  if (destroyed_) {
-    ctx_.violation(Oracle::kFiredAfterCancel,
-                   fmt::format("fired(cookie {}) was called at {}, after destroy() had returned "
-                               "(destroy must drop pending timers and join the subject's threads)",
-                               cookie, at(now)));
-    return;
-  }
-  auto it = live_.find(cookie);
-  if (it == live_.end()) {
-    late_fire(cookie, now);
-    return;
-  }
-  Live& r = it->second;
-  fire_log_->sample(Latency::kFireLateness, now - r.deadline);
-  if (now < r.deadline) {
-    ctx_.violation(Oracle::kEarlyFire,
-                   fmt::format("cookie {} of {}: schedule(now, delay={} ns) called at {} (due at "
-                               "{}) fired at {}, {} before its deadline",
-                               cookie, r.owner->name, r.delay, at(r.scheduled_at), at(r.deadline),
-                               at(now), fmt_ns(r.deadline - now)));
-  }
-  if (r.aligned) {
-    auto g = fifo_.find({r.owner, r.deadline});
-    if (g != fifo_.end()) {
-      if (g->second.fired_cookie > cookie) {
-        ctx_.violation_named(
-            "fifo_order",
-            fmt::format("{}: cookies {} and {} share the deadline {} and were scheduled in that "
-                        "order, but cookie {} fired first (cookie {} at {})",
-                        r.owner->name, cookie, g->second.fired_cookie, at(r.deadline),
-                        g->second.fired_cookie, cookie, at(now)));
-      }
-      g->second.fired_cookie = std::max(g->second.fired_cookie, cookie);
-    }
-  }
-  ++fired_;
-  settle(cookie, r, Outcome::kFired, now, seq_, nullptr);
+  ledger_.fired(cookie, LedgerInstant{now, 0});
 }
 
 bool FacilityCase::excused_by_failure(std::uint64_t cookie) const {
   return !extras_.contains_errors && extras_.excused_after_failure != nullptr &&
          extras_.excused_after_failure(calls_.self, cookie, overdue_grace_);
-}
-
-void FacilityCase::late_fire(std::uint64_t cookie, std::int64_t now) {
-  if (cookie == 0 || cookie >= next_cookie_.load(std::memory_order::relaxed)) {
-    ctx_.violation(Oracle::kDoubleResume,
-                   fmt::format("fired(cookie {}) at {}: tlab never passed that cookie to "
-                               "schedule()",
-                               cookie, at(now)));
-    return;
-  }
-  const Settled* s = settled(cookie);
-  if (s == nullptr) {
-    ctx_.violation(Oracle::kDoubleResume,
-                   fmt::format("fired(cookie {}) at {}, but that timer had already fired or been "
-                               "prevented (more than {} timers ago, so its first outcome is no "
-                               "longer kept)",
-                               cookie, at(now), kSettledRing));
-    return;
-  }
-  switch (s->how) {
-    case Outcome::kFired:
-      ctx_.violation(Oracle::kDoubleResume,
-                     fmt::format("cookie {} (handle 0x{:x}) fired twice: first at {}, again at {}",
-                                 cookie, s->handle, at(s->at), at(now)));
-      return;
-    case Outcome::kPrevented: {
-      // The PREVENTED result was judged first, so in tlab's steps this fire came
-      // after the call returned; the clocks say whether fired() began while the
-      // call was still in flight (a subject's thread waiting for the record lock).
-      const FireWhen when = now < s->called_at ? FireWhen::kBefore
-                            : now <= s->at     ? FireWhen::kDuring
-                                               : FireWhen::kAfter;
-      fire_vs_prevented(cookie, s->handle, now, when, *s->by, s->called_at, s->at);
-      return;
-    }
-    case Outcome::kRefused:
-      ctx_.violation(Oracle::kWrongResult,
-                     fmt::format("cookie {} fired at {} although its schedule() at {} returned "
-                                 "an error (nothing was to be armed)",
-                                 cookie, at(now), at(s->at)));
-      return;
-    case Outcome::kNone:
-      return;
-  }
-}
-
-void FacilityCase::settle(std::uint64_t cookie, Live& r, Outcome how, std::int64_t when,
-                          std::uint64_t seq, const std::string* by, std::int64_t called_at) {
-  if (r.aligned) {
-    auto g = fifo_.find({r.owner, r.deadline});
-    if (g != fifo_.end() && --g->second.unresolved == 0) fifo_.erase(g);
-  }
-  if (r.unknown) --unknown_open_;
-  if (r.unknown || r.too_late) --disowned_;
-  const std::uint64_t last = live_ids_.back();
-  live_[last].at_index = r.at_index;
-  live_ids_[r.at_index] = last;
-  live_ids_.pop_back();
-  ring_[cookie % kSettledRing] = {cookie, how, when, called_at, seq, r.handle, by};
-  if (how != Outcome::kRefused && r.has_handle) stale_[stale_count_++ % kStaleRing] = {cookie, r.handle};
-  live_.erase(cookie);
-}
-
-const FacilityCase::Settled* FacilityCase::settled(std::uint64_t cookie) const {
-  const Settled& s = ring_[cookie % kSettledRing];
-  return s.cookie == cookie ? &s : nullptr;
 }
 
 // ---- schedule and cancel ---------------------------------------------------------
@@ -206,18 +103,7 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
             }
           }
         }
-        {
-          std::lock_guard lk(mu_);
-          Live& l = live_[cookie];
-          l.owner = r.st;
-          l.scheduled_at = t;
-          l.delay = used;
-          l.deadline = sat_add(t, used);
-          l.aligned = aligned;
-          l.at_index = live_ids_.size();
-          live_ids_.push_back(cookie);
-          if (aligned) ++fifo_[{r.st, l.deadline}].unresolved;
-        }
+        ledger_.schedule(cookie, LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned});
         c0 = steady_ns();
         st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
                   : d.schedule(calls_.self, t, used, cookie, &h);
@@ -228,23 +114,13 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
     r.log->sample(Latency::kScheduleCost, c1 - c0);
     ctx_.add(fail ? "thrower_tasks" : "scheduled");
     handle = h;
-    std::lock_guard lk(mu_);
-    ++armed_;
-    auto it = live_.find(cookie);
-    if (it != live_.end()) {
-      it->second.handle = h;
-      it->second.has_handle = true;
-    }
+    ledger_.armed(cookie, h);
     return true;
   }
   const std::string call =
       fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used, cookie, at(t));
   const bool excused = excused_by_failure(cookie);
-  {
-    std::lock_guard lk(mu_);
-    auto it = live_.find(cookie);
-    if (it != live_.end()) settle(cookie, it->second, Outcome::kRefused, t, seq_, nullptr);
-  }
+  ledger_.refused(cookie, LedgerInstant{t, 0});
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
     ctx_.add("refused");
   } else if (st == TLAB_EINVAL && excused) {
@@ -263,19 +139,21 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
 }
 
 void FacilityCase::cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log) {
-  CancelCall c{cookie};
-  {
-    std::lock_guard lk(mu_);
-    auto it = live_.find(cookie);
-    if (it == live_.end() || !it->second.has_handle) return;
-    c.handle = it->second.handle;
-  }
+  const std::optional<LedgerView> v = ledger_.view(cookie);
+  if (!v || !v->has_handle) return;
+  LedgerCancel c;
+  c.cookie = cookie;
+  c.handle = v->handle;
   call_cancel(c, who, log);
 }
 
 void FacilityCase::rearm_held(ActorRun& r, std::mt19937_64& rng) {
-  CancelCall c{r.held_cookie, r.held_handle};
-  c.rearm = true;
+  LedgerCancel c;
+  c.cookie = r.held_cookie;
+  c.handle = r.held_handle;
+  c.why =
+      "; a re-arm (a scheduler cancelled the timer it holds, which had settled meanwhile: "
+      "it must answer TOO_LATE or UNKNOWN and touch no other timer)";
   r.held_cookie = 0;
   const std::int32_t res = call_cancel(c, *r.st, *r.log);
   if (res != TLAB_CANCEL_PREVENTED && res != TLAB_CANCEL_TOO_LATE) return;
@@ -289,51 +167,35 @@ void FacilityCase::rearm_held(ActorRun& r, std::mt19937_64& rng) {
 }
 
 void FacilityCase::cancel_stale(std::mt19937_64& rng, ActorState& who, ActorLog& log) {
-  CancelCall c;
-  c.stale = true;
-  {
-    std::lock_guard lk(mu_);
-    if (stale_count_ == 0) return;
-    const std::uint64_t n = std::min<std::uint64_t>(stale_count_, kStaleRing);
-    const Stale& s = stale_[std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng)];
-    c.cookie = s.cookie;
-    c.handle = s.handle;
-  }
+  const auto settled = ledger_.pick_settled(rng);
+  if (!settled) return;
+  LedgerCancel c;
+  c.cookie = settled->first;
+  c.handle = settled->second;
+  c.why =
+      "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it must "
+      "answer TOO_LATE or UNKNOWN and touch no other timer)";
   ctx_.add("stale_cancels");
   call_cancel(c, who, log);
 }
 
-std::string FacilityCase::holder_of(std::uint64_t handle, std::uint64_t cookie) const {
-  for (const auto& [k, l] : live_) {
-    if (k != cookie && l.has_handle && l.handle == handle) {
-      return fmt::format("; the handle's value now names live cookie {} of {} (scheduled at {}), "
-                         "which must still fire",
-                         k, l.owner->name, at(l.scheduled_at));
-    }
-  }
-  return "";
-}
-
-std::int32_t FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog& log) {
+std::int32_t FacilityCase::call_cancel(LedgerCancel& c, ActorState& who, ActorLog& log) {
   const tlab_subject& d = calls_.d();
-  const std::uint64_t cookie = c.cookie;
   std::int32_t res = 0, st = TLAB_EFAIL;
   std::int64_t c0 = 0, c1 = 0;
-  calls_([&] {
-    c.t0 = host_now();
-    {
-      std::lock_guard lk(mu_);
-      c.began = ++seq_;
-    }
-    c0 = steady_ns();
-    st = d.cancel(calls_.self, c.handle, &res);
-    c1 = steady_ns();
-    c.t1 = host_now();
-    {
-      std::lock_guard lk(mu_);
-      c.ended = ++seq_;  // before any other thread can judge a later call against it
-    }
-  }, &who, cookie);
+  c.who = who.name;
+  calls_(
+      [&] {
+        const std::int64_t t0 = host_now();
+        c.begin = LedgerInstant{t0, ledger_.step()};
+        c0 = steady_ns();
+        st = d.cancel(calls_.self, c.handle, &res);
+        c1 = steady_ns();
+        const std::int64_t t1 = host_now();
+        // Taken before any other thread can judge a later call against this one.
+        c.end = LedgerInstant{t1, ledger_.step()};
+      },
+      &who, c.cookie);
   log.sample(Latency::kCancelCost, c1 - c0);
   if (st == TLAB_EINVAL) {
     ctx_.add("cancel_einval");  // a handle the subject no longer knows: no claim
@@ -341,154 +203,39 @@ std::int32_t FacilityCase::call_cancel(CancelCall& c, ActorState& who, ActorLog&
     ctx_.add("cancel_enomem");
   } else if (st != TLAB_OK) {
     driver_error(fmt::format("{}: cancel(handle 0x{:x}) of cookie {} at {} returned {}", who.name,
-                             c.handle, cookie, at(c.t0), status_name(st)));
+                             c.handle, c.cookie, at(c.begin.t), status_name(st)));
   } else {
-    on_cancel_result(c, res, who.name);
+    on_cancel_result(c, res);
     return res;
   }
   return 0;
 }
 
-void FacilityCase::fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle,
-                                     std::int64_t fired_at, FireWhen when, const std::string& who,
-                                     std::int64_t t0, std::int64_t t1,
-                                     const std::string& note) {
-  const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}", who,
-                                       handle, cookie, at(t0));
-  switch (when) {
-    case FireWhen::kBefore:
-      ctx_.violation(Oracle::kWrongResult,
-                     fmt::format("{} returned PREVENTED at {}, but the timer had fired at {}, "
-                                 "before the call began{}",
-                                 call, at(t1), at(fired_at), note));
-      return;
-    case FireWhen::kDuring:
-      ctx_.violation(Oracle::kWrongResult,
-                     fmt::format("{} returned PREVENTED at {}, but the timer fired at {}, while "
-                                 "the call was in flight (PREVENTED promises it never fires){}",
-                                 call, at(t1), at(fired_at), note));
-      return;
-    case FireWhen::kAfter:
-      ctx_.violation(Oracle::kFiredAfterCancel,
-                     fmt::format("cookie {} fired at {} although {} had returned "
-                                 "TLAB_CANCEL_PREVENTED at {}{}",
-                                 cookie, at(fired_at), call, at(t1), note));
-      return;
-  }
-}
-
-// Each result is judged against what is already recorded, whichever thread got
-// there first; a contradiction between two calls counts only when one returned
-// before the other began (c.began, c.ended against the other's steps).
-void FacilityCase::on_cancel_result(const CancelCall& c, std::int32_t result,
-                                    const std::string& who) {
-  const std::string call = fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {}",
-                                       who, c.handle, c.cookie, at(c.t0));
-  std::lock_guard lk(mu_);
-  auto it = live_.find(c.cookie);
-  const Settled* s = it == live_.end() ? settled(c.cookie) : nullptr;
+void FacilityCase::on_cancel_result(const LedgerCancel& c, std::int32_t result) {
   switch (result) {
-    case TLAB_CANCEL_PREVENTED: {
-      if (it != live_.end()) {
-        const Live& l = it->second;
-        if (l.too_late && l.too_late_seq < c.began) {
-          ctx_.violation(Oracle::kWrongResult,
-                         fmt::format("{} returned PREVENTED at {}, but {}'s cancel had returned "
-                                     "TOO_LATE at {}, before this call began (it had not fired)",
-                                     call, at(c.t1), *l.too_late_by, at(l.too_late_at)));
-        }
-        ++prevented_;
-        settle(c.cookie, it->second, Outcome::kPrevented, c.t1, c.began, &who, c.t0);
-        return;
-      }
-      const std::string note =
-          c.stale   ? "; a stale cancel (tlab cancelled a settled timer's handle on purpose: it "
-                      "must answer TOO_LATE or UNKNOWN and touch no other timer)" +
-                          holder_of(c.handle, c.cookie)
-          : c.rearm ? "; a re-arm (a scheduler cancelled the timer it holds, which had settled "
-                      "meanwhile: it must answer TOO_LATE or UNKNOWN and touch no other timer)" +
-                          holder_of(c.handle, c.cookie)
-                    : std::string();
-      if (s != nullptr && s->how == Outcome::kFired) {
-        // Exact here: both the fire and the call's ends are steps of seq_.
-        const FireWhen when = s->seq < c.began   ? FireWhen::kBefore
-                              : s->seq < c.ended ? FireWhen::kDuring
-                                                 : FireWhen::kAfter;
-        fire_vs_prevented(c.cookie, c.handle, s->at, when, who, c.t0, c.t1, note);
-      } else if (s != nullptr && s->how == Outcome::kPrevented) {
-        ctx_.violation(Oracle::kWrongResult,
-                       fmt::format("{} returned PREVENTED at {}, but {}'s cancel, called at {}, "
-                                   "had also returned PREVENTED for it (at {}): only one cancel "
-                                   "can prevent a timer{}",
-                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at), note));
-      } else if (s == nullptr) {
-        ctx_.violation(Oracle::kWrongResult,
-                       fmt::format("{} returned PREVENTED at {}, but that timer had already fired "
-                                   "or been prevented (more than {} timers ago, so its outcome "
-                                   "is no longer kept){}",
-                                   call, at(c.t1), kSettledRing, note));
-      }
-      return;
-    }
+    case TLAB_CANCEL_PREVENTED:
     case TLAB_CANCEL_TOO_LATE:
-      // Judged at the end: a TOO_LATE timer must have fired (or been prevented by
-      // a call that began before this one returned) by then.
-      if (it != live_.end()) {
-        Live& l = it->second;
-        if (!l.too_late || c.ended < l.too_late_seq) {
-          if (!l.too_late && !l.unknown) ++disowned_;
-          l.too_late = true;
-          l.too_late_at = c.t1;
-          l.too_late_seq = c.ended;
-          l.too_late_by = &who;
-        }
-      } else if (s != nullptr && s->how == Outcome::kPrevented && c.ended < s->seq) {
-        ctx_.violation(Oracle::kWrongResult,
-                       fmt::format("{} returned TOO_LATE at {}, before {}'s cancel, called at {}, "
-                                   "returned PREVENTED for it at {} (it had not fired)",
-                                   call, at(c.t1), *s->by, at(s->called_at), at(s->at)));
-      }
-      return;
+      break;
     case TLAB_CANCEL_UNKNOWN:
       ctx_.add("cancel_unknown");
-      if (it != live_.end() && !it->second.unknown) {
-        if (!it->second.too_late) ++disowned_;
-        it->second.unknown = true;
-        ++unknown_open_;
-      }
-      return;
+      break;
     default:
-      driver_error(fmt::format("{} returned TLAB_OK with result {}, which is no "
-                               "tlab_cancel_result",
-                               call, result));
+      driver_error(
+          fmt::format("{}'s cancel(handle 0x{:x}) of cookie {}, called at {} returned "
+                      "TLAB_OK with result {}, which is no tlab_cancel_result",
+                      c.who, c.handle, c.cookie, at(c.begin.t), result));
+      return;
   }
-}
-
-std::uint64_t FacilityCase::pick_live(std::mt19937_64& rng) {
-  std::lock_guard lk(mu_);
-  if (live_ids_.empty()) return 0;
-  return live_ids_[std::uniform_int_distribution<std::size_t>(0, live_ids_.size() - 1)(rng)];
-}
-
-std::uint64_t FacilityCase::outstanding() {
-  std::lock_guard lk(mu_);
-  return live_.size() - disowned_;
+  ledger_.cancelled(c, result);
 }
 
 bool FacilityCase::blocked_by_pending() {
-  std::lock_guard lk(mu_);
-  const std::uint64_t n = live_.size() - disowned_;
-  if (n < s_.run.max_pending) return false;
+  if (ledger_.outstanding() < s_.run.max_pending) return false;
   const std::int64_t now = host_now();
-  std::uint64_t overdue = 0;
-  for (const auto& [cookie, l] : live_) {
-    // Disowned timers (TOO_LATE, UNKNOWN) are already left out of n.
-    if (!l.too_late && !l.unknown && l.deadline < now &&
-        waited_ns(l.deadline, now) > overdue_grace_) {
-      ++overdue;
-    }
-  }
-  return n - std::min(n, overdue) >= s_.run.max_pending;
+  // Doubtful timers (TOO_LATE, UNKNOWN) are already left out.
+  return ledger_.outstanding([&](std::int64_t deadline) {
+    return deadline < now && waited_ns(deadline, now) > overdue_grace_;
+  }) >= s_.run.max_pending;
 }
 
 void FacilityCase::poll_once() {
@@ -537,7 +284,7 @@ void FacilityCase::canceller_loop(ActorRun& r, std::mt19937_64& rng) {
   while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
     const bool stale = r.stale > 0 && std::bernoulli_distribution(r.stale)(rng);
     const std::int64_t delay = r.spec->delay_us->sample(rng);
-    const std::uint64_t cookie = stale ? 0 : pick_live(rng);
+    const std::uint64_t cookie = stale ? 0 : ledger_.pick_live(rng);
     r.st->set(Phase::kSleeping, cookie);
     sleep_us(ctx_, delay);
     r.st->set(Phase::kWorking, cookie);

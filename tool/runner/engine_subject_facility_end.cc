@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -25,8 +26,20 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d, const Subjec
       host_clock_(d.clock == TLAB_CLOCK_HOST),
       tick_ns_(s_.engine.tick_us * 1000),
       max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns),
-      overdue_grace_(virtual_ ? 20 * tick_ns_ : lost_wakeup_grace_ns(s_)) {
-  ring_.resize(kSettledRing);
+      overdue_grace_(virtual_ ? 20 * tick_ns_ : lost_wakeup_grace_ns(s_)),
+      ledger_(ledger_options()) {}
+
+TimerLedger::Options FacilityCase::ledger_options() {
+  TimerLedger::Options o;
+  // The driver's order cannot judge a tie before the earlier one's outcome is
+  // known; a pending list is an exec subject's, judged by its session.
+  o.rules =
+      LedgerRules::all().without(LedgerRule::kFifoEarlierArmed).without(LedgerRule::kPendingList);
+  o.order = LedgerOrder::kOverlapping;
+  o.format = &format_;
+  o.sink = [this](Oracle oracle, const std::string& sentence) { ctx_.violation(oracle, sentence); };
+  o.lateness = [this](std::int64_t late) { fire_log_->sample(Latency::kFireLateness, late); };
+  return o;
 }
 
 void FacilityCase::build_actors() {
@@ -140,7 +153,7 @@ void FacilityCase::run_virtual() {
         if (r.stale > 0 && std::bernoulli_distribution(r.stale)(rngs[i])) {
           cancel_stale(rngs[i], *r.st, *r.log);
         } else {
-          const std::uint64_t cookie = pick_live(rngs[i]);
+          const std::uint64_t cookie = ledger_.pick_live(rngs[i]);
           if (cookie == 0) continue;
           cancel_one(cookie, *r.st, *r.log);
         }
@@ -163,67 +176,35 @@ void FacilityCase::run_virtual() {
   }
 }
 
-bool FacilityCase::due_unsettled_by(std::int64_t target) {
-  std::lock_guard lk(mu_);
-  for (const auto& [cookie, l] : live_) {
-    if (!l.too_late && !l.unknown && l.deadline <= target) return true;
-  }
-  return false;
-}
-
 void FacilityCase::drain_and_check() {
   const std::int64_t horizon = host_now();
   // As the service engine: the target is the latest open deadline, but at most
   // 1 s and a third of the budget away (further timers are pending at the end,
   // not lost); then a grace of 50 ms or 20 ticks for the last polls.
   const auto budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
-  std::int64_t last = horizon;
-  {
-    std::lock_guard lk(mu_);
-    for (const auto& [cookie, l] : live_) {
-      if (!l.too_late && !l.unknown) last = std::max(last, l.deadline);
-    }
-  }
+  const std::int64_t last = ledger_.latest_deadline(horizon);
   const std::int64_t target =
       std::min({last, sat_add(horizon, 1'000'000'000), sat_add(horizon, budget_third)});
   const std::int64_t drain_ns =
       std::max(std::int64_t{0}, std::min(budget_third - (target - horizon),
                                          std::max(std::int64_t{50'000'000}, 20 * tick_ns_)));
-  while (due_unsettled_by(target) &&
-         (host_now() <= target || waited_ns(target, host_now()) < drain_ns) &&
-         !ctx_.stopping()) {
+  while (ledger_.any_due_by(target) &&
+         (host_now() <= target || waited_ns(target, host_now()) < drain_ns) && !ctx_.stopping()) {
     wait_step(std::chrono::milliseconds(1));
   }
   if (!ctx_.stopping()) idle_probes();
   poller_stop_.store(true, std::memory_order::release);  // pairs with poller_loop
   if (poller_.joinable()) poller_.join();
   if (ctx_.stopping()) return;  // a mutant's first finding, or a driver error
-  {
-    std::lock_guard lk(mu_);
-    const std::int64_t now = host_now();
-    for (const auto& [cookie, l] : live_) {
-      if (l.too_late) {
-        ctx_.violation(Oracle::kWrongResult,
-                       fmt::format("{}'s cancel(handle 0x{:x}) of cookie {} returned TOO_LATE at "
-                                   "{}, but the timer (due {}) had not fired by {}",
-                                   *l.too_late_by, l.handle, cookie, at(l.too_late_at),
-                                   at(l.deadline), at(now)));
-      } else if (!l.unknown && l.deadline <= target && excused_by_failure(cookie)) {
-        ctx_.add("undelivered_after_failure");
-      } else if (!l.unknown && l.deadline <= target) {
-        ctx_.violation(Oracle::kLostTimer,
-                       fmt::format("cookie {} of {}: schedule(now, delay={} ns) at {} returned "
-                                   "handle 0x{:x}, due at {}; neither fired nor prevented by {} "
-                                   "(drain horizon {})",
-                                   cookie, l.owner->name, l.delay, at(l.scheduled_at), l.handle,
-                                   at(l.deadline), at(now), at(target)));
-      }
-    }
-    ctx_.set_counter("armed", armed_);
-    ctx_.set_counter("fired", fired_);
-    ctx_.set_counter("cancelled", prevented_);
-    ctx_.set_counter("pending", live_.size());
-  }
+  const std::uint64_t excused = ledger_.overdue(
+      LedgerInstant{host_now(), 0}, target, fmt::format(" (drain horizon {})", at(target)),
+      [this](std::uint64_t cookie) { return excused_by_failure(cookie); });
+  if (excused > 0) ctx_.add("undelivered_after_failure", excused);
+  const LedgerCounts n = ledger_.counts();
+  ctx_.set_counter("armed", n.armed);
+  ctx_.set_counter("fired", n.fired);
+  ctx_.set_counter("cancelled", n.prevented);
+  ctx_.set_counter("pending", n.live);
   check_conservation("after the drain");
 }
 
@@ -237,11 +218,6 @@ void FacilityCase::wait_step(std::chrono::nanoseconds real_sleep) {
   }
 }
 
-bool FacilityCase::is_live(std::uint64_t cookie) {
-  std::lock_guard lk(mu_);
-  return live_.count(cookie) != 0;
-}
-
 void FacilityCase::idle_probes() {
   if ((calls_.d().promises & TLAB_PROMISE_DELIVERY) == 0) return;  // nothing promised
   probe_.st->set(Phase::kWorking);
@@ -252,32 +228,26 @@ void FacilityCase::idle_probes() {
     if (!schedule_timer(probe_, delay, false, cookie, handle)) break;  // judged there
     ++sent;
     probe_.st->ops.fetch_add(1, std::memory_order::relaxed);
-    std::int64_t scheduled_at = 0, deadline = 0;
-    std::size_t others = 0, overdue = 0;  // live timers besides the probe; those due
-    {
-      std::lock_guard lk(mu_);
-      const auto it = live_.find(cookie);
-      if (it == live_.end()) continue;  // fired already
-      scheduled_at = it->second.scheduled_at;
-      deadline = it->second.deadline;
-      others = live_.size() - 1;
-      for (const auto& [c, l] : live_) {
-        if (c != cookie && !l.too_late && !l.unknown && l.deadline <= scheduled_at) ++overdue;
-      }
-    }
-    while (is_live(cookie) &&
-           (host_now() <= deadline || waited_ns(deadline, host_now()) < overdue_grace_) &&
+    const std::optional<LedgerView> v = ledger_.view(cookie);
+    if (!v) continue;  // fired already
+    // The timers besides the probe, and those of them already due when it was
+    // scheduled: what the subject held when it was told of the probe.
+    const std::uint64_t others = std::max<std::uint64_t>(ledger_.counts().live, 1) - 1;
+    const std::uint64_t overdue = ledger_.due_by(v->scheduled.t, cookie);
+    while (ledger_.is_live(cookie) &&
+           (host_now() <= v->deadline || waited_ns(v->deadline, host_now()) < overdue_grace_) &&
            !ctx_.stopping()) {
       wait_step(std::chrono::microseconds(100));
     }
-    if (ctx_.stopping() || !is_live(cookie)) continue;
-    ctx_.violation(Oracle::kLostTimer,
-                   fmt::format("idle probe {}/{}: cookie {}, schedule(now, delay={} ns) at {} "
-                               "returned handle 0x{:x} into a drained subject ({} other timers "
-                               "pending, {} of them past due), due at {}; not fired by {} (a "
-                               "timer added while the subject idles must wake it)",
-                               i + 1, kIdleProbes, cookie, delay, at(scheduled_at), handle,
-                               others, overdue, at(deadline), at(host_now())));
+    if (ctx_.stopping()) continue;
+    const std::string context = fmt::format(
+        "idle probe {}/{} into a drained subject ({} other timers pending, {} of them "
+        "past due): ",
+        i + 1, kIdleProbes, others, overdue);
+    if (!ledger_.lost(cookie, LedgerInstant{host_now(), 0}, context,
+                      " (a timer added while the subject idles must wake it)")) {
+      continue;
+    }
     break;  // the subject is no longer idle: later probes would prove nothing new
   }
   ctx_.set_counter("idle_probes", static_cast<std::uint64_t>(sent));
@@ -287,12 +257,7 @@ void FacilityCase::idle_probes() {
 void FacilityCase::check_conservation(const char* when) {
   const tlab_subject& d = calls_.d();
   if (d.pending == nullptr) return;
-  std::uint64_t before, unknown;
-  {
-    std::lock_guard lk(mu_);
-    before = armed_ - fired_ - prevented_;
-    unknown = unknown_open_;
-  }
+  const LedgerWindow before = ledger_.pending_window();
   std::uint64_t pending = 0;
   std::int32_t st = TLAB_EFAIL;
   calls_([&] { st = d.pending(calls_.self, &pending); });
@@ -300,21 +265,7 @@ void FacilityCase::check_conservation(const char* when) {
     driver_error(fmt::format("pending() {} returned {}", when, status_name(st)));
     return;
   }
-  // A SELF subject may fire while pending() runs: any count between the open
-  // timers after and before the call is consistent; timers with an UNKNOWN
-  // cancel may be gone.
-  std::lock_guard lk(mu_);
-  const std::uint64_t after = armed_ - fired_ - prevented_;
-  const std::uint64_t lo = after - std::min(after, std::max(unknown, unknown_open_));
-  if (pending >= lo && pending <= before) return;
-  const std::int64_t gap = static_cast<std::int64_t>(pending) - static_cast<std::int64_t>(after);
-  if (gap == reported_gap_) return;  // the same discrepancy, still there: reported once
-  reported_gap_ = gap;
-  ctx_.violation(Oracle::kConservation,
-                 fmt::format("pending() returned {} {} (at {}), but scheduled {} - fired {} - "
-                             "prevented {} = {} ({} with an UNKNOWN cancel)",
-                             pending, when, at(host_now()), armed_, fired_, prevented_, after,
-                             unknown_open_));
+  ledger_.pending_count(pending, before, when, LedgerInstant{host_now(), 0});
 }
 
 void FacilityCase::shutdown_with_pending() {
@@ -330,15 +281,9 @@ void FacilityCase::shutdown_with_pending() {
       schedule_timer(shutdown_, delay, false, cookie, handle);
     }
   }
-  {
-    std::lock_guard lk(mu_);
-    ctx_.set_counter("pending_at_destroy", live_.size());
-  }
+  ctx_.set_counter("pending_at_destroy", ledger_.counts().live);
   calls_([&] { calls_.d().destroy(calls_.self); }, shutdown_.st);
-  {
-    std::lock_guard lk(mu_);
-    destroyed_ = true;
-  }
+  ledger_.destroyed();
   shutdown_.st->set(Phase::kDone);
   // A SELF subject's thread that outlives destroy() would fire now.
   if (!loop_) std::this_thread::sleep_for(std::chrono::milliseconds(5));

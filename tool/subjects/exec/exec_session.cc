@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <unordered_set>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,7 +25,30 @@ constexpr std::int64_t kSlowAnswerNs = 1'000'000'000;
 
 ExecSession::ExecSession(const ExecProgram& program, const tlab_subject_config& config,
                          std::unique_ptr<ExecProcess> started)
-    : program_(program), config_(config), proc_(std::move(started)) {}
+    : program_(program),
+      config_(config),
+      proc_(std::move(started)),
+      ledger_(ledger_options()) {}
+
+TimerLedger::Options ExecSession::ledger_options() {
+  TimerLedger::Options o;
+  // What only the subject's own timestamps and list can show; no settled timers
+  // are kept (a late fire or cancel is the driver's ledger's to judge).
+  o.rules = LedgerRules::none().with(LedgerRule::kEarly).with(LedgerRule::kPendingList);
+  o.order = LedgerOrder::kOverlapping;
+  o.ring = 0;
+  o.format = &format_;
+  o.sink = [this](Oracle oracle, const std::string& sentence) {
+    program_.ctx->violation(oracle, sentence);
+  };
+  o.lateness = [this](std::int64_t late) { sample(runner::Latency::kSubjectLateness, late); };
+  return o;
+}
+
+std::string ExecSession::Format::at(const LedgerInstant& i) const {
+  return fmt::format("its t_ns {}", i.t);
+}
+std::string ExecSession::Format::timer(std::uint64_t id) const { return fmt::format("id {}", id); }
 
 ExecSession::~ExecSession() { shutdown(); }
 
@@ -45,10 +68,9 @@ void ExecSession::sample(runner::Latency l, std::int64_t ns) {
 bool ExecSession::excused_after_failure(std::uint64_t id, std::int64_t grace_ns) {
   std::lock_guard lk(mu_);
   if (fail_fired_ == 0) return false;
-  auto it = live_.find(id);
-  if (it == live_.end()) return true;  // refused (its schedule was answered `error`)
-  const std::int64_t due = runner::sat_add(it->second.t_ns, it->second.delay_ns);
-  return due > runner::sat_add(fail_fired_t_ns_, -grace_ns);
+  const std::optional<LedgerView> t = ledger_.view(id);
+  if (!t) return true;  // refused (its schedule was answered `error`)
+  return t->deadline > runner::sat_add(fail_fired_t_ns_, -grace_ns);
 }
 
 std::string ExecSession::ended() {
@@ -303,13 +325,15 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   w.result = m.result;
   w.error = m.text;
   if (m.type == MessageType::kScheduled) {
-    live_[m.id] = LiveTimer{m.t_ns, w.delay_ns, w.fail, false};
+    ledger_.schedule(m.id, LedgerSchedule{{}, LedgerInstant{m.t_ns, 0}, w.delay_ns, false,
+                                          w.fail ? kFailMark : std::uint8_t{0}});
+    ledger_.armed(m.id, m.id);
   } else if (m.type == MessageType::kCancelled) {
-    if (m.result == CancelResult::kPrevented) {
-      live_.erase(m.id);
-    } else if (m.result == CancelResult::kUnknown) {
-      if (auto l = live_.find(m.id); l != live_.end()) l->second.unknown = true;
-    }
+    LedgerCancel c;
+    c.cookie = c.handle = m.id;
+    ledger_.cancelled(c, m.result == CancelResult::kPrevented ? TLAB_CANCEL_PREVENTED
+                         : m.result == CancelResult::kTooLate ? TLAB_CANCEL_TOO_LATE
+                                                              : TLAB_CANCEL_UNKNOWN);
   } else if (w.kind == Kind::kSchedule && fail_fired_ != 0) {
     program_.ctx->violation(
         Oracle::kTaskExceptions,
@@ -337,25 +361,16 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
     end(Oracle::kProtocolError, fmt::format("{}: fired id {}, which tlab never scheduled", where, m.id));
     return false;
   }
-  if (auto l = live_.find(m.id); l != live_.end()) {
-    const LiveTimer t = l->second;
-    live_.erase(l);
-    if (t.fail && fail_fired_ == 0) {
+  // early_fire by the subject's own clock, and its lateness (subject_lateness).
+  const LedgerFired f =
+      ledger_.fired(m.id, LedgerInstant{m.t_ns, 0}, where + ": by the subject's own clock, ");
+  if (f.first) {
+    if ((f.mark & kFailMark) != 0 && fail_fired_ == 0) {
       fail_fired_ = m.id;
       fail_fired_at_ = monotonic_ns();
       fail_fired_t_ns_ = m.t_ns;
     }
     lk.unlock();
-    const std::int64_t due = runner::sat_add(t.t_ns, t.delay_ns);
-    const std::int64_t late = m.t_ns - due;
-    sample(runner::Latency::kSubjectLateness, late);
-    if (m.t_ns < due) {
-      program_.ctx->violation(
-          Oracle::kEarlyFire,
-          fmt::format("{}: by the subject's own clock, id {} (delay {} ns, scheduled at its "
-                      "t_ns {}) fired at t_ns {}, {} before its deadline",
-                      where, m.id, t.delay_ns, t.t_ns, m.t_ns, fmt_ns(due - m.t_ns)));
-    }
   } else {
     auto w = waiting_.find(m.id);
     const bool unanswered = w != waiting_.end() && !w->second.empty() &&
@@ -383,25 +398,9 @@ bool ExecSession::on_pending(const Message& m, const std::string& where) {
     return false;
   }
   pending_seen_ = true;
-  const std::unordered_set<std::uint64_t> listed(m.ids.begin(), m.ids.end());
-  for (std::uint64_t id : m.ids) {
-    if (live_.count(id) == 0) {
-      program_.ctx->violation(
-          Oracle::kConservation,
-          fmt::format("{}: the pending list names id {}, which is not armed (it fired, was "
-                      "prevented, was refused, or was never scheduled)",
-                      where, id));
-    }
-  }
-  for (const auto& [id, t] : live_) {
-    if (!t.unknown && listed.count(id) == 0) {
-      program_.ctx->violation(
-          Oracle::kConservation,
-          fmt::format("{}: the pending list omits id {} (scheduled at its t_ns {}, delay {} ns, "
-                      "neither fired nor prevented)",
-                      where, id, t.t_ns, t.delay_ns));
-    }
-  }
+  // conservation: the list must name exactly the timers still armed (one whose
+  // cancel said unknown may be left out).
+  ledger_.pending_list(m.ids, where + ": ");
   lk.unlock();
   cv_.notify_all();
   return true;

@@ -16,7 +16,10 @@
 //   | destroy        | writes `shutdown`, waits 20 s for `pending` and the exit, kills|
 //   |                | the group, joins the reader                                   |
 //
-// What the session judges itself (into the case's CaseContext):
+// What the session judges itself (into the case's CaseContext); the two per-timer
+// rules are its own TimerLedger's (oracles/timer_ledger.h: early and pending_list
+// only, on the subject's clock), while the driver's ledger judges everything else
+// on tlab's clock, so no finding is reported twice:
 //   | finding          | when                                                          |
 //   |------------------|---------------------------------------------------------------|
 //   | protocol_error   | a line read_message refuses; a second hello; an answer no    |
@@ -40,13 +43,15 @@
 // subject's own timestamps; pipe_round_trip is a request written to its answer
 // read, on CLOCK_MONOTONIC (both as Latency histograms of the actor "pipe#0").
 //
-// Memory: per live timer (scheduled, neither fired nor prevented) its subject
-// timestamp and delay; per request in flight one waiter. O(live), not O(ops).
+// Memory: the ledger's record per live timer (scheduled, neither fired nor
+// prevented: its subject timestamp, delay and whether its callback fails; no ring
+// of settled ones); per request in flight one waiter. O(live), not O(ops).
 //
 // Ground rules: schedule/cancel from any thread (the driver serialises them unless
 // the hello promised thread_safe: then requests are pipelined); the reader thread
-// is the only one reading stdout; writes are serialised by write_mu_; state by mu_.
-// config->fired is called without holding mu_.
+// is the only one reading stdout, and the only one feeding the ledger (answers and
+// fires); writes are serialised by write_mu_; state by mu_, which is taken before
+// the ledger's mutex. config->fired is called without holding either.
 #pragma once
 
 #include <atomic>
@@ -60,6 +65,7 @@
 #include <unordered_map>
 
 #include "oracles/oracles.h"
+#include "oracles/timer_ledger.h"
 #include "runner/case_context.h"
 #include "subjects/exec/exec_process.h"
 #include "subjects/exec/exec_protocol.h"
@@ -122,19 +128,22 @@ class ExecSession {
     std::string line;  // what was sent, for sentences
     std::uint64_t line_no = 0;  // its number on the subject's stdin
     std::int64_t sent_ns = 0;
-    std::int64_t delay_ns = 0;  // a schedule's delay and fail flag, for LiveTimer
+    std::int64_t delay_ns = 0;  // a schedule's delay and fail flag, for the ledger
     bool fail = false;
     bool answered = false;
     MessageType answer = MessageType::kError;
     CancelResult result = CancelResult::kUnknown;
     std::string error;
   };
-  struct LiveTimer {
-    std::int64_t t_ns = 0;  // scheduled.t_ns
-    std::int64_t delay_ns = 0;
-    bool fail = false;
-    bool unknown = false;  // a cancel said unknown: no claim about it
+  // Format: the ledger's sentences in the protocol's terms: a timer by its id,
+  // an instant by the subject's own t_ns.
+  class Format : public LedgerFormat {
+   public:
+    std::string at(const LedgerInstant& i) const override;  // "its t_ns 17"
+    std::string timer(std::uint64_t id) const override;     // "id 5"
   };
+  // The ledger mark of a timer whose callback fails (a `fail` schedule).
+  static constexpr std::uint8_t kFailMark = 1;
 
   // request: writes `line` and waits for its answer; false once the session ended.
   bool request(Kind kind, std::uint64_t id, std::string line, Waiter& w);
@@ -151,6 +160,7 @@ class ExecSession {
   std::string stderr_note() const;
   std::string at(std::int64_t mono_ns) const;
   void sample(runner::Latency l, std::int64_t ns);
+  TimerLedger::Options ledger_options();
 
   const ExecProgram& program_;
   const tlab_subject_config config_;
@@ -162,7 +172,6 @@ class ExecSession {
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<std::uint64_t, std::deque<Waiter*>> waiting_;  // mu_: id -> in send order
-  std::unordered_map<std::uint64_t, LiveTimer> live_;               // mu_
   std::uint64_t max_id_ = 0;           // mu_: the highest id tlab has sent in a schedule
   std::uint64_t in_flight_ = 0;        // mu_: requests awaiting their answer
   std::uint64_t max_in_flight_ = 0;    // mu_: the most at once (counter "max_in_flight")
@@ -177,6 +186,9 @@ class ExecSession {
   std::atomic<bool> reader_stop_{false};  // shutdown() tells the reader to return
   std::mutex proc_mu_;                 // wait_exit: the reader (on_eof) or shutdown()
   std::mutex stats_mu_;
+  const Format format_;
+  // Fed by the reader under mu_; excused_after_failure reads it under mu_ too.
+  TimerLedger ledger_;
 };
 
 }  // namespace tlab::tool::exec
