@@ -24,6 +24,9 @@
 #   bench     Google Benchmark programs; never run by default
 #   soak      scripts/soak, a few loaded rounds of tests that have flaked under load
 #             (tests/soak/); excluded by both ctest presets, so CI never runs it
+#   core      added here, never passed: the program links the engine alone (no
+#             tlab_tool in LIBS). The asan-ubsan preset builds and runs exactly these
+#             (unit and property tests of core/) under ASan and UBSan, no recovery.
 # TIMEOUT defaults to 300 s so that a hung test fails instead of eating CI's budget.
 function(tlab_add_test)
   cmake_parse_arguments(T "" "NAME;TIMEOUT;SLOW_FILTER" "LABELS;SOURCES;LIBS;ARGS" ${ARGN})
@@ -32,6 +35,9 @@ function(tlab_add_test)
   endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
+  endif()
+  if(NOT "tlab_tool" IN_LIST T_LIBS)
+    list(APPEND T_LABELS core)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE tlab_core ${T_LIBS})

@@ -60,7 +60,10 @@ void skip_stays_on_grid() {
       const Ms d = (runs.back() - at(0)).ns() / 1'000'000;
       RC_ASSERT((d - first) % period == 0);
       RC_ASSERT(d <= now);
-      RC_ASSERT(before == 0 || runs[before - 1] < runs.back());
+      // Parenthesised: RC_ASSERT decomposes its expression with overloaded
+      // operators, and an overloaded || evaluates both sides, so without the
+      // parentheses runs[before - 1] was read with before == 0 (ASan found it).
+      RC_ASSERT((before == 0 || runs[before - 1] < runs.back()));
     }
   }
   task.reset();
