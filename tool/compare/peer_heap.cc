@@ -6,11 +6,13 @@
 #include <mutex>
 #include <thread>
 
-#include "compare/heap_timer.h"
+#include "subjects/builtin/heap_timer.h"
 #include "compare/subjects.h"
 
 namespace tlab::tool::compare {
 namespace {
+
+using builtin::HeapTimer;
 
 class HeapAdapter {
  public:

@@ -1,5 +1,5 @@
 // tlab/tool/subjects/builtin/peer_heap.cc: the java.util.Timer-style heap
-// (compare/heap_timer.h: one priority queue, one mutex, one condition variable,
+// (heap_timer.h: one priority queue, one mutex, one condition variable,
 // one timer thread; seed 001) as a self-driven subject (peers.h).
 //
 // Driven as a Timer user drives it: create starts the timer thread; schedule is
@@ -38,7 +38,7 @@
 #include <memory>
 #include <mutex>
 
-#include "compare/heap_timer.h"
+#include "subjects/builtin/heap_timer.h"
 #include "subjects/builtin/peer_support.h"
 #include "subjects/builtin/peers.h"
 
@@ -46,8 +46,6 @@ namespace tlab::tool::builtin {
 // Named, so a unity batch (tool/CMakeLists.txt) can hold every peer's file.
 namespace heap_peer {
 namespace {
-
-using compare::HeapTimer;
 
 struct Heap {
   std::mutex mu;
