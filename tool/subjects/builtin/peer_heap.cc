@@ -29,6 +29,10 @@
 // Limits: any delay is accepted; now + delay saturates at INT64_MAX ("never");
 // a negative delay is due at once.
 //
+// Benchmark hook (bench_hook.h): `driven` is the same Heap with its timer thread
+// not started, whose poll is HeapTimer::run_due(now) on the caller (heap_timer.h's
+// driven mode: the thread's code path minus the wait).
+//
 // Cost: schedule is one heap push under two locks (ours, then HeapTimer's);
 // cancel one atomic exchange under ours (the entry stays as a tombstone until it
 // comes due, as in Java).
@@ -54,11 +58,12 @@ struct Heap {
   HeapTimer timer;                        // thread-safe itself
 };
 
+template <bool kStartThread>
 tlab_status create(const tlab_subject_config* config, void** out) {
   return guarded([&] {
     auto self = std::make_unique<Heap>();
     self->config = *config;
-    self->timer.start();
+    if (kStartThread) self->timer.start();
     *out = self.release();
     return TLAB_OK;
   });
@@ -118,18 +123,40 @@ tlab_status cancel(void* p, std::uint64_t handle, std::int32_t* result) {
   return TLAB_OK;
 }
 
+// poll of the driven descriptor: the due tasks, run on the caller.
+tlab_status poll_driven(void* p, std::int64_t now_ns) {
+  return guarded([&] {
+    static_cast<Heap*>(p)->timer.run_due(now_ns);
+    return TLAB_OK;
+  });
+}
+
+constexpr const char* kName = "java_timer_heap";
+constexpr const char* kSummary =
+    "std::priority_queue + mutex + condition variable + timer thread: java.util.Timer's "
+    "design (seed 001), self-driven";
+constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE |
+                                    TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
+                                    TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_THREAD_SAFE;
+
 constexpr tlab_subject kDescriptor =
-    facility("java_timer_heap",
-             "std::priority_queue + mutex + condition variable + timer thread: java.util.Timer's "
-             "design (seed 001), self-driven",
-             TLAB_DRIVE_SELF,
-             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
-                 TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_THREAD_SAFE,
-             {&create, &destroy, &schedule, &cancel, nullptr, nullptr});
+    facility(kName, kSummary, TLAB_DRIVE_SELF, kPromises,
+             {&create<true>, &destroy, &schedule, &cancel, nullptr, nullptr});
+// Driven: one thread creates, calls and destroys it (bench_hook.h), so not THREAD_SAFE.
+constexpr tlab_subject kDriven =
+    facility(kName, kSummary, TLAB_DRIVE_LOOP, kPromises & ~TLAB_PROMISE_THREAD_SAFE,
+             {&create<false>, &destroy, &schedule, &cancel, &poll_driven, nullptr});
+
+SubjectShape shape(void*) {
+  return {"std::priority_queue (java.util.Timer, lazy cancel)", 1, "one queue"};
+}
+
+constexpr BenchHook kBench{&shape, &kDriven, nullptr};
 
 }  // namespace
 }  // namespace heap_peer
 
 const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kDescriptor; }
+const BenchHook* heap_bench(std::string_view) { return &heap_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

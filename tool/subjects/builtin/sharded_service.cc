@@ -1,22 +1,28 @@
 // tlab/tool/subjects/builtin/sharded_service.cc: see sharded_service.h.
 //
-// The subject is ShardedTimerService<BinaryHeapQueue, StressPlatform> with 4
-// shards (whatever the machine, so a seed means the same everywhere) and its own
-// timer thread: StressPlatform, so a case run with --mutant or with fault points
-// reaches the shipped code's mutants and faults (under `tlab run` without them it
-// behaves as StdPlatform). Schedules go to the shards round robin (schedule_on),
-// not by the calling thread: the generic driver has 3-5 actor threads, and
-// which of them land on which shard is a race, so per-thread shards would make
-// "this cancel crosses shards" or "shard 0 is idle" a matter of luck; round robin
-// makes 3 of 4 cancels and 3 of 4 new timers cross-shard in every run. The
-// per-thread pick (schedule_at) is covered by the unit tests and compare.
+// One configuration, the layout HeapRoundRobin of the template Sharded<L>:
+// ShardedTimerService<BinaryHeapQueue, StressPlatform> with 4 shards, whatever the
+// machine, so a seed means the same everywhere. Schedules go to the shards round
+// robin (schedule_on), not by the calling thread: the generic driver has 3-5 actor
+// threads, and which of them land on which shard is a race, so per-thread shards
+// would make "this cancel crosses shards" or "shard 0 is idle" a matter of luck;
+// round robin makes 3 of 4 cancels and 3 of 4 new timers cross-shard in every run.
+//
+// It runs ShardedTimerService<Q, StressPlatform> with its own timer thread:
+// StressPlatform, so a case run with --mutant or with fault points reaches the
+// shipped code's mutants and faults (under `tlab run` without them, and in compare,
+// it behaves as StdPlatform, at a relaxed load per mutant check).
 //
 //   | ABI call                     | service call                                    |
 //   |------------------------------|-------------------------------------------------|
 //   | create(config)               | the service, thread started                     |
-//   | schedule(now, delay, cookie) | schedule_on(next shard, now + delay, fired)      |
-//   | cancel(handle)               | cancel(id): true PREVENTED, false TOO_LATE       |
-//   | destroy()                    | ~ShardedTimerService: shutdown_now(), join       |
+//   | schedule(now, delay, cookie) | schedule_on(next shard, now + delay, fired)     |
+//   | cancel(handle)               | cancel(id): true PREVENTED, false TOO_LATE      |
+//   | destroy()                    | ~ShardedTimerService: shutdown_now(), join      |
+//
+// Benchmark hook (bench_hook.h): `driven` is the same service with
+// start_thread = false, whose poll is run_once() (a pass on the caller, at the
+// service's clock: the CLOCK_MONOTONIC the deadlines are on).
 //
 // Handle: (generation << 32) | (slot index << 8) | shard, so at most 256 shards and
 // 2^24 pending timers per shard (more: schedule cancels the entry and fails with
@@ -28,7 +34,8 @@
 // order across shards), not PENDING_COUNT (taken-but-unrun entries are not
 // counted), not VIRTUAL (its own thread on CLOCK_MONOTONIC).
 //
-// Cost: the service's: one shard lock per schedule and cancel.
+// Cost: the service's: one shard lock per schedule and cancel, plus one relaxed
+// fetch_add on the round-robin counter every caller shares.
 #include "subjects/builtin/sharded_service.h"
 
 #include <atomic>
@@ -40,77 +47,141 @@
 #include "tlab/sharded_timer_service.h"
 
 namespace tlab::tool::builtin {
+// Named, so a unity batch (tool/CMakeLists.txt) can hold it with the other subjects.
+namespace sharded_subject {
 namespace {
-
-using Service = ShardedTimerServiceOn<BinaryHeapQueue, StressPlatform>;
-
-struct Sharded {
-  explicit Sharded(const tlab_subject_config& c)
-      : config(c), service(ShardedTimerServiceOptions{.shards = kShards}) {}
-  static constexpr std::size_t kShards = 4;
-  tlab_subject_config config;         // written by create only
-  std::atomic<std::size_t> next{0};   // relaxed: only spreads the shards
-  Service service;
-};
 
 constexpr std::uint32_t kIndexLimit = 1u << 24;
 
-std::uint64_t encode(const Service::TimerId& id) {
+struct HeapRoundRobin {
+  template <class T, class P>
+  using Queue = BinaryHeapQueue<T, P>;
+  static constexpr bool kRoundRobin = true;
+  static constexpr const char* kQueue = "binary_heap";
+  static constexpr const char* kPlacement = "round robin over the shards (schedule_on)";
+  static std::size_t shards() { return 4; }
+};
+
+template <class L>
+struct Sharded {
+  using Service = ShardedTimerServiceOn<L::template Queue, StressPlatform>;
+  Sharded(const tlab_subject_config& c, bool start_thread)
+      : config(c),
+        service(ShardedTimerServiceOptions{.shards = L::shards(), .start_thread = start_thread}) {}
+  tlab_subject_config config;        // written by create only
+  std::atomic<std::size_t> next{0};  // relaxed: only spreads the shards
+  Service service;
+};
+
+template <class L>
+std::uint64_t encode(const typename Sharded<L>::Service::TimerId& id) {
   return (std::uint64_t{id.handle.generation} << 32) | (std::uint64_t{id.handle.index} << 8) |
          id.shard;
 }
 
-Service::TimerId decode(std::uint64_t h) {
+template <class L>
+typename Sharded<L>::Service::TimerId decode(std::uint64_t h) {
   return {static_cast<std::uint32_t>(h & 0xffu),
           {static_cast<std::uint32_t>((h >> 8) & (kIndexLimit - 1)),
            static_cast<std::uint32_t>(h >> 32)}};
 }
 
+template <class L, bool kStartThread>
 tlab_status create(const tlab_subject_config* config, void** out) {
   return guarded([&] {
-    *out = new Sharded(*config);
+    *out = new Sharded<L>(*config, kStartThread);
     return TLAB_OK;
   });
 }
 
-void destroy(void* p) { delete static_cast<Sharded*>(p); }
+template <class L>
+void destroy(void* p) {
+  delete static_cast<Sharded<L>*>(p);
+}
 
+template <class L>
 tlab_status schedule(void* p, std::int64_t now_ns, std::int64_t delay_ns, std::uint64_t cookie,
                      std::uint64_t* handle) {
   return guarded([&] {
-    auto* self = static_cast<Sharded*>(p);
-    const std::size_t shard = self->next.fetch_add(1, std::memory_order::relaxed) % Sharded::kShards;
-    const Service::TimerId id = self->service.schedule_on(
-        shard, Instant::from_ns(saturating_add(now_ns, delay_ns)),
-        [self, cookie] { self->config.fired(self->config.host, cookie); });
+    auto* self = static_cast<Sharded<L>*>(p);
+    const Instant deadline = Instant::from_ns(saturating_add(now_ns, delay_ns));
+    auto fire = [self, cookie] { self->config.fired(self->config.host, cookie); };
+    typename Sharded<L>::Service::TimerId id;
+    if constexpr (L::kRoundRobin) {
+      const std::size_t shard =
+          self->next.fetch_add(1, std::memory_order::relaxed) % self->service.shards();
+      id = self->service.schedule_on(shard, deadline, std::move(fire));
+    } else {
+      id = self->service.schedule_at(deadline, std::move(fire));
+    }
     if (id.handle.index >= kIndexLimit) {
       self->service.cancel(id);
       return TLAB_ENOMEM;
     }
-    *handle = encode(id);
+    *handle = encode<L>(id);
     return TLAB_OK;
   });
 }
 
+template <class L>
 tlab_status cancel(void* p, std::uint64_t handle, std::int32_t* result) {
   return guarded([&] {
-    const bool prevented = static_cast<Sharded*>(p)->service.cancel(decode(handle));
+    const bool prevented = static_cast<Sharded<L>*>(p)->service.cancel(decode<L>(handle));
     *result = prevented ? TLAB_CANCEL_PREVENTED : TLAB_CANCEL_TOO_LATE;
     return TLAB_OK;
   });
 }
 
-constexpr tlab_subject kDescriptor =
-    facility("sharded_service",
-             "ShardedTimerService<binary_heap, P>: one locked queue per shard, one timer thread "
-             "on the earliest head (issue 15, tokio's sharded timer)",
-             TLAB_DRIVE_SELF,
-             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
-                 TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_THREAD_SAFE,
-             {&create, &destroy, &schedule, &cancel, nullptr, nullptr});
+// poll of the driven descriptor: one pass on the caller.
+template <class L>
+tlab_status poll_driven(void* p, std::int64_t) {
+  return guarded([&] {
+    static_cast<Sharded<L>*>(p)->service.run_once();
+    return TLAB_OK;
+  });
+}
+
+template <class L>
+SubjectShape shape(void* p) {
+  return {L::kQueue, static_cast<Sharded<L>*>(p)->service.shards(), L::kPlacement};
+}
+
+constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE |
+                                    TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
+                                    TLAB_PROMISE_THREAD_SAFE;
+
+// The row's descriptor, its driven twin and its hook, for layout L.
+template <class L>
+struct Row {
+  static constexpr tlab_subject kDescriptor =
+      facility(L::kName, L::kSummary, TLAB_DRIVE_SELF, kPromises,
+               {&create<L, true>, &destroy<L>, &schedule<L>, &cancel<L>, nullptr, nullptr});
+  // Driven: one thread creates, calls and destroys it (bench_hook.h), so not THREAD_SAFE.
+  static constexpr tlab_subject kDriven =
+      facility(L::kName, L::kSummary, TLAB_DRIVE_LOOP, kPromises & ~TLAB_PROMISE_THREAD_SAFE,
+               {&create<L, false>, &destroy<L>, &schedule<L>, &cancel<L>, &poll_driven<L>,
+                nullptr});
+  static constexpr BenchHook kBench{&shape<L>, &kDriven, nullptr};
+};
+
+struct RoundRobinRow : HeapRoundRobin {
+  static constexpr const char* kName = "sharded_service";
+  static constexpr const char* kSummary =
+      "ShardedTimerService<binary_heap, P>: 4 locked shards, timers spread round robin, one "
+      "timer thread on the earliest head (tokio's sharded timer)";
+};
 
 }  // namespace
+}  // namespace sharded_subject
 
-const tlab_subject* sharded_service_abi(std::string_view) { return &kDescriptor; }
+const tlab_subject* sharded_service_abi(std::string_view name) {
+  using namespace sharded_subject;
+  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kDescriptor : nullptr;
+}
+
+const BenchHook* sharded_service_bench(std::string_view name) {
+  using namespace sharded_subject;
+  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kBench : nullptr;
+}
 
 }  // namespace tlab::tool::builtin
