@@ -161,6 +161,23 @@ TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
   }
 }
 
+// The built-in self-driven facilities (the executor and the sharded service) play
+// the built-in facility scenarios on the generic driver and pass them.
+TEST_F(PluginTest, BuiltinSelfDrivenFacilitiesPassTheirScenarios) {
+  for (const std::string s : {"executor", "sharded_service"}) {
+    SCOPED_TRACE(s);
+    const fs::path report = scratch_ / ("r_" + s + ".json");
+    const CliResult res = tlab({"check", "--subject", s, "--report", report.string()});
+    EXPECT_EQ(res.code, 0) << res.out << res.err;
+    const auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
+    ASSERT_GE(doc["cases"].size(), 5u);
+    for (const auto& c : doc["cases"]) {
+      EXPECT_EQ(c["verdict"], "pass") << c.dump();
+      EXPECT_EQ(c["subject"], s);
+    }
+  }
+}
+
 // compare measures a plugin one child per cell: a good plugin gets its rows; one
 // that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
 // and the other subjects' rows are still measured.

@@ -14,19 +14,19 @@
 //   | shape     | the instance's configuration (queue, shards,      | every row compare       |
 //   |           | placement), read from a live instance             | measures                |
 //   | driven    | insert_cancel, insert_expire, churn: a LOOP       | java_timer_heap,        |
-//   |           | descriptor of the same subject whose create does  | sharded_service         |
-//   |           | not start the subject's own threads and whose     |                         |
+//   |           | descriptor of the same subject whose create does  | sharded_service,        |
+//   |           | not start the subject's own threads and whose     | executor                |
 //   |           | poll runs one pass on the caller                  |                         |
-//   | run_loops | mt_schedule_cancel, mt_churn: loop i runs on the  | (none yet)              |
+//   | run_loops | mt_schedule_cancel, mt_churn: loop i runs on the  | executor                |
 //   |           | subject's own thread i instead of a thread of     |                         |
 //   |           | compare's                                         |                         |
 //
 // Why `driven`: a self-driven subject fires on its own thread, on another CPU, so in
 // the single-thread workloads compare's thread would measure its own yields while
 // it waits; driven, the calling thread pays for each pass, as it does for a loop
-// subject's poll. Why `run_loops`: a subject whose fast path is taken only on its
-// own threads (an executor's worker scheduling into its own wheel) would otherwise
-// be measured on its slow path.
+// subject's poll. Why `run_loops`: the executor's local path (a worker scheduling
+// into its own wheel, with no lock) is its design point, and only its own workers
+// take it; from compare's threads every schedule would be a submission.
 //
 // To add a hook: a field here, its use in compare/abi_subject.cc, a row of the table
 // above, and the hook itself in the subject's own file under subjects/builtin/.

@@ -8,6 +8,7 @@
 
 #include "compare/subjects.h"
 #include "runner/engines.h"
+#include "subjects/builtin/executor.h"
 #include "subjects/builtin/peers.h"
 #include "subjects/builtin/sharded_service.h"
 #include "subjects/builtin/strategies.h"
@@ -57,7 +58,11 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      "recorded, not used",
      &runner::run_executor_engine,
      &compare::make_executor_subject,
-     {{{"fire_lateness", {}}}}},
+     {{{"fire_lateness", {}}}},
+     // `--subject executor`: the executor as a program uses it (2 workers that never
+     // stop), on the generic driver; its promises are the descriptor's
+     // (builtin/executor.h), which has no pending count and no thrower.
+     &builtin::executor_abi},
     {"timed_mutex",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,

@@ -139,24 +139,21 @@ constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY
                                     TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
                                     TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_THREAD_SAFE;
 
-constexpr tlab_subject kDescriptor =
-    facility(kName, kSummary, TLAB_DRIVE_SELF, kPromises,
-             {&create<true>, &destroy, &schedule, &cancel, nullptr, nullptr});
-// Driven: one thread creates, calls and destroys it (bench_hook.h), so not THREAD_SAFE.
-constexpr tlab_subject kDriven =
-    facility(kName, kSummary, TLAB_DRIVE_LOOP, kPromises & ~TLAB_PROMISE_THREAD_SAFE,
-             {&create<false>, &destroy, &schedule, &cancel, &poll_driven, nullptr});
+constexpr SelfDriven kPair =
+    self_driven(kName, kSummary, kPromises,
+                {&create<true>, &destroy, &schedule, &cancel, nullptr, nullptr}, &create<false>,
+                &poll_driven);
 
 SubjectShape shape(void*) {
   return {"std::priority_queue (java.util.Timer, lazy cancel)", 1, "one queue"};
 }
 
-constexpr BenchHook kBench{&shape, &kDriven, nullptr};
+constexpr BenchHook kBench{&shape, &kPair.driven, nullptr};
 
 }  // namespace
 }  // namespace heap_peer
 
-const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kDescriptor; }
+const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kPair.self; }
 const BenchHook* heap_bench(std::string_view) { return &heap_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

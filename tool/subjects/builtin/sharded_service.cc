@@ -150,18 +150,14 @@ constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY
                                     TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
                                     TLAB_PROMISE_THREAD_SAFE;
 
-// The row's descriptor, its driven twin and its hook, for layout L.
+// The row's descriptor and driven twin (self_driven), and its hook, for layout L.
 template <class L>
 struct Row {
-  static constexpr tlab_subject kDescriptor =
-      facility(L::kName, L::kSummary, TLAB_DRIVE_SELF, kPromises,
-               {&create<L, true>, &destroy<L>, &schedule<L>, &cancel<L>, nullptr, nullptr});
-  // Driven: one thread creates, calls and destroys it (bench_hook.h), so not THREAD_SAFE.
-  static constexpr tlab_subject kDriven =
-      facility(L::kName, L::kSummary, TLAB_DRIVE_LOOP, kPromises & ~TLAB_PROMISE_THREAD_SAFE,
-               {&create<L, false>, &destroy<L>, &schedule<L>, &cancel<L>, &poll_driven<L>,
-                nullptr});
-  static constexpr BenchHook kBench{&shape<L>, &kDriven, nullptr};
+  static constexpr SelfDriven kPair = self_driven(
+      L::kName, L::kSummary, kPromises,
+      {&create<L, true>, &destroy<L>, &schedule<L>, &cancel<L>, nullptr, nullptr},
+      &create<L, false>, &poll_driven<L>);
+  static constexpr BenchHook kBench{&shape<L>, &kPair.driven, nullptr};
 };
 
 struct RoundRobinRow : HeapRoundRobin {
@@ -176,7 +172,7 @@ struct RoundRobinRow : HeapRoundRobin {
 
 const tlab_subject* sharded_service_abi(std::string_view name) {
   using namespace sharded_subject;
-  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kDescriptor : nullptr;
+  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kPair.self : nullptr;
 }
 
 const BenchHook* sharded_service_bench(std::string_view name) {
