@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "compare/subject.h"
+#include "subjects/bench_hook.h"
 #include "tlab/queue/strategy.h"
 #include "tlab/subject.h"
 
@@ -51,6 +52,9 @@ std::unique_ptr<Subject> make_executor_subject(std::string_view);
 void count_peer_allocations();
 // make_abi_subject: `d` must be a facility (TLAB_KIND_FACILITY) that passed
 // check_descriptor (subjects/plugin.h) and must outlive the subject.
-std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name);
+// `hook` (a built-in row's, subjects/bench_hook.h; nullptr for a plugin) says how
+// to drive it beyond the generic path; `peer` is how the report counts it.
+std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name,
+                                          const BenchHook* hook = nullptr, bool peer = true);
 
 }  // namespace tlab::tool::compare
