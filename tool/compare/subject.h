@@ -1,10 +1,12 @@
 // tlab/tool/compare/subject.h: one timer facility under comparison, and the
 // workloads every facility runs in the same way.
 //
-// A Subject is one of our queue strategies (strategies.cc), an engine
-// (executor_subject.cc, sharded_service.cc), a peer (peer_*.cc: libuv, libevent,
-// asio, a java.util.Timer-style heap) or any facility through the subject ABI
-// (abi_subject.cc). Every subject runs the same seven workloads:
+// A Subject is a timer facility measured through the subject ABI
+// (abi_subject.cc): a built-in subject's one definition, its subject-table row's
+// descriptor and benchmark hook (builtin_subject.h: our strategies, the executor,
+// the sharded service, and the peers libuv, libevent, asio and a
+// java.util.Timer-style heap), or a user's plugin (isolated_subject.h). Every
+// subject runs the same seven workloads:
 //
 //   | workload           | per operation                                          | driven       |
 //   |--------------------|--------------------------------------------------------|--------------|
@@ -26,10 +28,10 @@
 //   |                    | timer: cancel call -> blocked thread running           |              |
 //
 // The three single-thread cost workloads are written once (run_cost below) over a
-// small adapter (arm / disarm / poll) that each subject supplies, so they do the
-// same work in the same order; the mt workloads are MtOps's on MtLoops (below);
-// the latency workloads are per subject, as each facility has its own threading
-// story (see each adapter's header comment).
+// small adapter (arm / disarm / poll; abi_subject.cc's, over any descriptor), so
+// they do the same work in the same order; the mt workloads are MtOps's on MtLoops
+// (below), on compare's threads or, where a subject's hook says so, its own; the
+// two latency workloads are abi_subject.cc's, over the ABI's calls.
 //
 // Measurement: an operation count is not fixed; each cell runs batches until the
 // thread's CPU time reaches CellSettings::cell_ns, so ns/op is CPU time per

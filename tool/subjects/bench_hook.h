@@ -12,7 +12,9 @@
 //   | field     | compare uses it for                               | rows that set it        |
 //   |-----------|---------------------------------------------------|-------------------------|
 //   | shape     | the instance's configuration (queue, shards,      | every row compare       |
-//   |           | placement), read from a live instance             | measures                |
+//   |           | placement), read from a live instance: the note,  | measures                |
+//   |           | and the test that compare and check run the same  |                         |
+//   |           | object (tests/unit/builtin_subject_test.cc)       |                         |
 //   | driven    | insert_cancel, insert_expire, churn: a LOOP       | java_timer_heap,        |
 //   |           | descriptor of the same subject whose create does  | sharded_service,        |
 //   |           | not start the subject's own threads and whose     | executor                |

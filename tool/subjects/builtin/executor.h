@@ -1,8 +1,9 @@
 // tlab/tool/subjects/builtin/executor.h: seed 003's Executor
 // (core/include/tlab/executor.h) as a self-driven subject of the subject ABI
 // (tlab/subject.h), so that `--subject executor` runs the generic driver's
-// scheduler, canceller and timer_thread roles on it; its benchmark hook
-// (subjects/bench_hook.h) says how `tlab compare` drives it.
+// scheduler, canceller and timer_thread roles on it, and `tlab compare --subject
+// executor` measures this one definition (with its benchmark hook,
+// subjects/bench_hook.h), as it measures every other built-in subject.
 //
 // The executor engine (runner/engine_executor.cc) stays what scenarios with
 // worker_churn actors run: it stops and restarts workers, which no ABI call can

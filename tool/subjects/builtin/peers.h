@@ -1,6 +1,7 @@
 // tlab/tool/subjects/builtin/peers.h: the four peers (libuv, libevent, asio and
 // the java.util.Timer-style heap) as subject-ABI descriptors (tlab/subject.h), so
-// that `--subject libuv` runs tlab's scenarios and oracles on them.
+// that `--subject libuv` runs tlab's scenarios and oracles on them, and `tlab
+// compare` measures them.
 //
 // Each descriptor drives the library the way its users do and promises only what
 // the library's documentation promises (each file cites the pages); where the
@@ -19,9 +20,9 @@
 //   |                 |       |           | ACCURATE_CANCEL FIFO_TIES THREAD_SAFE      |                  |
 // clang-format on
 //
-// Each also has a benchmark hook (subjects/bench_hook.h), for `tlab compare`: its
-// shape, and for java_timer_heap a driven twin (its timer thread not started,
-// polled by the caller).
+// Each also has a benchmark hook (subjects/bench_hook.h), which is how `tlab
+// compare` measures it: its shape, and for java_timer_heap a driven twin (its
+// timer thread not started, polled by the caller).
 //
 // The subject table's rows (subjects/subjects.cc kPeerSubjects) declare the same
 // promises; tests/unit/peer_subjects_test.cc keeps the two in step.

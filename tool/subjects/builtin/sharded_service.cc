@@ -1,6 +1,7 @@
 // tlab/tool/subjects/builtin/sharded_service.cc: see sharded_service.h.
 //
-// One configuration, the layout HeapRoundRobin of the template Sharded<L>:
+// One configuration (Sharded<HeapRoundRobin>), which `tlab check` and `tlab compare`
+// both run:
 // ShardedTimerService<BinaryHeapQueue, StressPlatform> with 4 shards, whatever the
 // machine, so a seed means the same everywhere. Schedules go to the shards round
 // robin (schedule_on), not by the calling thread: the generic driver has 3-5 actor

@@ -3,7 +3,7 @@
 // subject ABI (tlab/subject.h), so the generic driver's scheduler, canceller and
 // timer_thread roles (scenarios/README.md, "On a subject") run on it, the built-in
 // scenario sharded_races (scenarios/sharded_races.json, engine.subject) puts its
-// mutants under the kill matrix's scenario layer.
+// mutants under the kill matrix's scenario layer, and `tlab compare` measures it.
 //
 // One configuration (sharded_service.cc has it and the reasons): binary_heap, 4
 // shards, timers spread round robin.

@@ -6,8 +6,8 @@
 // catalogue (never listed here): `--subject binary_heap` runs the generic driver
 // over QueueSubject<BinaryHeapQueue<std::uint64_t>>, the exact code path of
 // `TLAB_EXPORT_QUEUE_SUBJECT` in a plugin. The subject table's strategy rows
-// (subjects/subjects.cc) point their `abi` field here; strategy_bench gives each its
-// benchmark hook (subjects/bench_hook.h).
+// (subjects/subjects.cc) point their `abi` and `bench` fields here; `tlab compare`
+// measures a strategy through this descriptor, the one `--subject binary_heap` checks.
 //
 // Cost: a scan of the catalogue per call; descriptors are built once, on first
 // use. Ground rules: thread-safe (function-local statics), returns pointers to
