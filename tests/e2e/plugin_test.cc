@@ -161,10 +161,11 @@ TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
   }
 }
 
-// The built-in self-driven facilities (the executor and the sharded service) play
-// the built-in facility scenarios on the generic driver and pass them.
+// The built-in self-driven facilities compare measures with a benchmark hook (the
+// executor and both sharded services) play the built-in facility scenarios on the
+// generic driver and pass them: each configuration compare measures is checked.
 TEST_F(PluginTest, BuiltinSelfDrivenFacilitiesPassTheirScenarios) {
-  for (const std::string s : {"executor", "sharded_service"}) {
+  for (const std::string s : {"executor", "sharded_service", "sharded_service_per_thread"}) {
     SCOPED_TRACE(s);
     const fs::path report = scratch_ / ("r_" + s + ".json");
     const CliResult res = tlab({"check", "--subject", s, "--report", report.string()});

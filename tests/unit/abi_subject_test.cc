@@ -94,7 +94,8 @@ TEST_P(HookedCompareTest, LatencyWorkloadsRecordOneSamplePerTimer) {
 
 INSTANTIATE_TEST_SUITE_P(Builtin, HookedCompareTest,
                          ::testing::Values("binary_heap", "hierarchical_wheel", "libuv",
-                                           "java_timer_heap", "sharded_service", "executor"),
+                                           "java_timer_heap", "sharded_service",
+                                           "sharded_service_per_thread", "executor"),
                          [](const auto& info) { return info.param; });
 
 // The executor runs one mt loop on each of its 2 workers: a cell asking for more

@@ -77,8 +77,26 @@ TEST(BuiltinSubjectTest, CompareMeasuresTheObjectCheckRuns) {
     EXPECT_NE(note.find(want.queue), std::string::npos) << note;
     EXPECT_NE(note.find(want.placement), std::string::npos) << note;
   }
-  // Every strategy, the four peers, the executor and the sharded service.
-  EXPECT_EQ(measured, kStrategyInfo.size() + 4 + 2);
+  // Every strategy, the four peers, the executor and the two sharded services.
+  EXPECT_EQ(measured, kStrategyInfo.size() + 4 + 3);
+}
+
+// The two sharded rows are two configurations, each one object: the scenarios'
+// (binary heap, 4 shards, round robin) and a program's (hierarchical wheel, a shard
+// per hardware thread, each caller on its own).
+TEST(BuiltinSubjectTest, ShardedRowsAreTwoNamedConfigurations) {
+  std::string error;
+  const auto rr = compare::builtin_target("sharded_service", error);
+  const auto pt = compare::builtin_target("sharded_service_per_thread", error);
+  ASSERT_TRUE(rr && pt) << error;
+  const SubjectShape a = shape_of(*rr->descriptor, *rr->hook);
+  const SubjectShape b = shape_of(*pt->descriptor, *pt->hook);
+  EXPECT_EQ(a.queue, "binary_heap");
+  EXPECT_EQ(a.shards, 4u);
+  EXPECT_NE(a.placement.find("round robin"), std::string::npos) << a.placement;
+  EXPECT_NE(b.queue.find("hierarchical_wheel"), std::string::npos) << b.queue;
+  EXPECT_GE(b.shards, 2u);
+  EXPECT_NE(b.placement.find("calling thread"), std::string::npos) << b.placement;
 }
 
 // A row compare does not measure is refused by name, not measured some other way.

@@ -4,7 +4,7 @@
 // A Subject is a timer facility measured through the subject ABI
 // (abi_subject.cc): a built-in subject's one definition, its subject-table row's
 // descriptor and benchmark hook (builtin_subject.h: our strategies, the executor,
-// the sharded service, and the peers libuv, libevent, asio and a
+// the sharded services, and the peers libuv, libevent, asio and a
 // java.util.Timer-style heap), or a user's plugin (isolated_subject.h). Every
 // subject runs the same seven workloads:
 //

@@ -17,8 +17,8 @@
 //   |           | object (tests/unit/builtin_subject_test.cc)       |                         |
 //   | driven    | insert_cancel, insert_expire, churn: a LOOP       | java_timer_heap,        |
 //   |           | descriptor of the same subject whose create does  | sharded_service,        |
-//   |           | not start the subject's own threads and whose     | executor                |
-//   |           | poll runs one pass on the caller                  |                         |
+//   |           | not start the subject's own threads and whose     | sharded_service_per_    |
+//   |           | poll runs one pass on the caller                  | thread, executor        |
 //   | run_loops | mt_schedule_cancel, mt_churn: loop i runs on the  | executor                |
 //   |           | subject's own thread i instead of a thread of     |                         |
 //   |           | compare's                                         |                         |

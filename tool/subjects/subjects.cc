@@ -32,7 +32,7 @@ constexpr PromiseSet kEnginePromises = PromiseSet(kDelivery) | kExactlyOnce | kN
 
 // Engines, in selection order (subjects.h): the first whose primary role the
 // scenario has. timer_thread may join every row that has a timer service.
-const std::array<SubjectInfo, 8> kEngineSubjects{{
+const std::array<SubjectInfo, 9> kEngineSubjects{{
     {"coroutine_loop",
      SubjectOrigin::kEngine,
      SubjectKind::kCoroutineLoop,
@@ -136,7 +136,8 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      &builtin::sync_abi},
     // No engine driver of its own either: `--subject sharded_service` (the generic
     // facility driver) and scenarios naming it in engine.subject (sharded_races).
-    // One configuration (builtin/sharded_service.h), which check and compare both run.
+    // Two rows, two configurations (builtin/sharded_service.h), each the one that
+    // check and compare both run.
     {"sharded_service",
      SubjectOrigin::kEngine,
      SubjectKind::kTimerFacility,
@@ -147,6 +148,20 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      false,
      "ShardedTimerService<binary_heap, P>: 4 locked shards, timers spread round robin, one timer "
      "thread on the earliest head",
+     nullptr,
+     &builtin::sharded_service_bench,
+     {},
+     &builtin::sharded_service_abi},
+    {"sharded_service_per_thread",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "ShardedTimerService<hierarchical_wheel, P>: a locked shard per hardware thread, each caller "
+     "on its own shard, one timer thread on the earliest head",
      nullptr,
      &builtin::sharded_service_bench,
      {},

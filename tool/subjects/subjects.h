@@ -14,8 +14,8 @@
 //   |          | executor                       | selected by the roles; and    | its descriptor |
 //   |          |                                | `--subject executor`          | (+ hook)       |
 //   |          |                                | (builtin/executor.h)          |                |
-//   |          | sharded_service                | only `--subject NAME` or      | its descriptor |
-//   |          |                                | engine.subject (no driver;    | (+ hook)       |
+//   |          | sharded_service,               | only `--subject NAME` or      | its descriptor |
+//   |          | sharded_service_per_thread     | engine.subject (no driver;    | (+ hook)       |
 //   |          |                                | builtin/sharded_service.h)    |                |
 //   |          | timed_semaphore                | only `--subject NAME` (no     | no (a timed    |
 //   |          |                                | driver; builtin/sync.h)       | wait)          |

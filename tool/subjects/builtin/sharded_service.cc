@@ -1,15 +1,28 @@
 // tlab/tool/subjects/builtin/sharded_service.cc: see sharded_service.h.
 //
-// One configuration (Sharded<HeapRoundRobin>), which `tlab check` and `tlab compare`
-// both run:
-// ShardedTimerService<BinaryHeapQueue, StressPlatform> with 4 shards, whatever the
-// machine, so a seed means the same everywhere. Schedules go to the shards round
-// robin (schedule_on), not by the calling thread: the generic driver has 3-5 actor
-// threads, and which of them land on which shard is a race, so per-thread shards
-// would make "this cancel crosses shards" or "shard 0 is idle" a matter of luck;
-// round robin makes 3 of 4 cancels and 3 of 4 new timers cross-shard in every run.
+// One template (Sharded<Layout>), two rows, each one configuration that `tlab
+// check` and `tlab compare` both run:
 //
-// It runs ShardedTimerService<Q, StressPlatform> with its own timer thread:
+//   | row                        | queue               | shards                 | a new timer goes to          |
+//   |----------------------------|---------------------|------------------------|------------------------------|
+//   | sharded_service            | binary_heap         | 4                      | the next shard, round robin  |
+//   |                            |                     |                        | (schedule_on)                |
+//   | sharded_service_per_thread | hierarchical_wheel, | one per hardware       | the calling thread's shard   |
+//   |                            | 1 ms tick           | thread, 2 to 256       | (schedule_at), as users call |
+//
+// sharded_service is the one scenarios name (sharded_races): 4 shards whatever the
+// machine, so a seed means the same everywhere, and round robin, not the calling
+// thread: the generic driver has 3-5 actor threads, and which of them land on which
+// shard is a race, so per-thread shards would make "this cancel crosses shards" or
+// "shard 0 is idle" a matter of luck; round robin makes 3 of 4 cancels and 3 of 4
+// new timers cross-shard in every run. sharded_service_per_thread is the service as
+// a program uses it, and what its scaling was built for: each thread on its own
+// shard, so T threads on T shards take T uncontended locks; at least 2 shards so
+// cross-shard paths exist on one core, at most 256 because the handle holds the
+// shard in 8 bits. Its wheel keeps QueueConfig's 1 ms tick whatever the host's
+// tick_ns, so check and compare build the same wheel.
+//
+// Both run ShardedTimerService<Q, StressPlatform> with its own timer thread:
 // StressPlatform, so a case run with --mutant or with fault points reaches the
 // shipped code's mutants and faults (under `tlab run` without them, and in compare,
 // it behaves as StdPlatform, at a relaxed load per mutant check).
@@ -17,7 +30,8 @@
 //   | ABI call                     | service call                                    |
 //   |------------------------------|-------------------------------------------------|
 //   | create(config)               | the service, thread started                     |
-//   | schedule(now, delay, cookie) | schedule_on(next shard, now + delay, fired)     |
+//   | schedule(now, delay, cookie) | schedule_on(next shard) or schedule_at (the     |
+//   |                              | caller's shard), at now + delay, of fired()     |
 //   | cancel(handle)               | cancel(id): true PREVENTED, false TOO_LATE      |
 //   | destroy()                    | ~ShardedTimerService: shutdown_now(), join      |
 //
@@ -35,16 +49,19 @@
 // order across shards), not PENDING_COUNT (taken-but-unrun entries are not
 // counted), not VIRTUAL (its own thread on CLOCK_MONOTONIC).
 //
-// Cost: the service's: one shard lock per schedule and cancel, plus one relaxed
-// fetch_add on the round-robin counter every caller shares.
+// Cost: the service's: one shard lock per schedule and cancel; round robin adds one
+// relaxed fetch_add on a counter every caller shares.
 #include "subjects/builtin/sharded_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <thread>
 
 #include "subjects/builtin/peer_support.h"
 #include "tlab/platform/stress_platform.h"
 #include "tlab/queue/binary_heap.h"
+#include "tlab/queue/hierarchical_wheel.h"
 #include "tlab/sharded_timer_service.h"
 
 namespace tlab::tool::builtin {
@@ -52,6 +69,7 @@ namespace tlab::tool::builtin {
 namespace sharded_subject {
 namespace {
 
+constexpr std::size_t kShardLimit = 256;  // the handle's 8 shard bits
 constexpr std::uint32_t kIndexLimit = 1u << 24;
 
 struct HeapRoundRobin {
@@ -61,6 +79,17 @@ struct HeapRoundRobin {
   static constexpr const char* kQueue = "binary_heap";
   static constexpr const char* kPlacement = "round robin over the shards (schedule_on)";
   static std::size_t shards() { return 4; }
+};
+
+struct WheelPerThread {
+  template <class T, class P>
+  using Queue = HierarchicalWheelQueue<T, P>;
+  static constexpr bool kRoundRobin = false;
+  static constexpr const char* kQueue = "hierarchical_wheel, 1 ms tick";
+  static constexpr const char* kPlacement = "the calling thread's shard (schedule_at)";
+  static std::size_t shards() {
+    return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 2, kShardLimit);
+  }
 };
 
 template <class L>
@@ -167,18 +196,28 @@ struct RoundRobinRow : HeapRoundRobin {
       "ShardedTimerService<binary_heap, P>: 4 locked shards, timers spread round robin, one "
       "timer thread on the earliest head (tokio's sharded timer)";
 };
+struct PerThreadRow : WheelPerThread {
+  static constexpr const char* kName = "sharded_service_per_thread";
+  static constexpr const char* kSummary =
+      "ShardedTimerService<hierarchical_wheel, P>: a locked shard per hardware thread, each "
+      "caller on its own shard, one timer thread on the earliest head";
+};
 
 }  // namespace
 }  // namespace sharded_subject
 
 const tlab_subject* sharded_service_abi(std::string_view name) {
   using namespace sharded_subject;
-  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kPair.self : nullptr;
+  if (name == RoundRobinRow::kName) return &Row<RoundRobinRow>::kPair.self;
+  if (name == PerThreadRow::kName) return &Row<PerThreadRow>::kPair.self;
+  return nullptr;
 }
 
 const BenchHook* sharded_service_bench(std::string_view name) {
   using namespace sharded_subject;
-  return name == RoundRobinRow::kName ? &Row<RoundRobinRow>::kBench : nullptr;
+  if (name == RoundRobinRow::kName) return &Row<RoundRobinRow>::kBench;
+  if (name == PerThreadRow::kName) return &Row<PerThreadRow>::kBench;
+  return nullptr;
 }
 
 }  // namespace tlab::tool::builtin
