@@ -161,6 +161,24 @@ TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
   }
 }
 
+// The built-in self-driven facilities compare measures with a benchmark hook (the
+// executor and both sharded services) play the built-in facility scenarios on the
+// generic driver and pass them: each configuration compare measures is checked.
+TEST_F(PluginTest, BuiltinSelfDrivenFacilitiesPassTheirScenarios) {
+  for (const std::string s : {"executor", "sharded_service", "sharded_service_per_thread"}) {
+    SCOPED_TRACE(s);
+    const fs::path report = scratch_ / ("r_" + s + ".json");
+    const CliResult res = tlab({"check", "--subject", s, "--report", report.string()});
+    EXPECT_EQ(res.code, 0) << res.out << res.err;
+    const auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
+    ASSERT_GE(doc["cases"].size(), 5u);
+    for (const auto& c : doc["cases"]) {
+      EXPECT_EQ(c["verdict"], "pass") << c.dump();
+      EXPECT_EQ(c["subject"], s);
+    }
+  }
+}
+
 // compare measures a plugin one child per cell: a good plugin gets its rows; one
 // that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
 // and the other subjects' rows are still measured.

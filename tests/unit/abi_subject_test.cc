@@ -1,12 +1,16 @@
 // Tests of compare over any subject-ABI facility (tool/compare/abi_subject.cc):
-// every workload runs on each built-in peer descriptor with tiny cells and
-// returns sane numbers, and a subject whose calls fail stops the cell with an
-// error naming it instead of hanging. Counts only; nothing asserts a duration.
+// every workload runs on each built-in peer descriptor (bare, as a plugin would be
+// driven) and on each built-in subject with its benchmark hook
+// (subjects/bench_hook.h, as compare drives it) with tiny cells and returns sane
+// numbers; a subject whose calls fail stops the cell with an error naming it
+// instead of hanging. Counts only; nothing asserts a duration.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
+#include "compare/builtin_subject.h"
+#include "compare/isolated_subject.h"
 #include "compare/subjects.h"
 #include "subjects/subjects.h"
 
@@ -21,25 +25,31 @@ CellSettings tiny() {
   return s;
 }
 
+// expect_cost_workloads_do_work: the five cost workloads do operations on
+// `subject`, and insert_cancel measures bytes per timer (every subject measured
+// here allocates per pending timer).
+void expect_cost_workloads_do_work(Subject& subject) {
+  for (Workload w : {Workload::kInsertCancel, Workload::kInsertExpire, Workload::kChurn,
+                     Workload::kMtScheduleCancel, Workload::kMtChurn}) {
+    const CostResult r = subject.cost(w, 1000, tiny());
+    EXPECT_GT(r.ops, 0u) << name_of(w);
+    EXPECT_GT(r.ns_per_op, 0) << name_of(w);
+    if (w == Workload::kInsertCancel) {
+      EXPECT_GT(r.bytes_per_timer, 0) << name_of(w);
+    }
+  }
+}
+
 class AbiCompareTest : public ::testing::TestWithParam<std::string> {};
 
-// The five cost workloads do operations, and insert_cancel measures bytes per
-// timer, on the subject through the ABI.
+// The cost workloads do work on the bare descriptor, as on a plugin.
 TEST_P(AbiCompareTest, CostWorkloadsDoWork) {
   const SubjectInfo* row = find_subject(GetParam());
   ASSERT_NE(row, nullptr);
   auto subject = make_abi_subject(*row->abi(row->name), GetParam() + "_abi");
   EXPECT_EQ(subject->name(), GetParam() + "_abi");
   EXPECT_NE(subject->note().find(GetParam()), std::string::npos) << subject->note();
-  for (Workload w : {Workload::kInsertCancel, Workload::kInsertExpire, Workload::kChurn,
-                     Workload::kMtScheduleCancel, Workload::kMtChurn}) {
-    const CostResult r = subject->cost(w, 1000, tiny());
-    EXPECT_GT(r.ops, 0u) << name_of(w);
-    EXPECT_GT(r.ns_per_op, 0) << name_of(w);
-    if (w == Workload::kInsertCancel) {
-      EXPECT_GT(r.bytes_per_timer, 0) << "every peer allocates per pending timer";
-    }
-  }
+  expect_cost_workloads_do_work(*subject);
 }
 
 // lateness and cancel_to_resume record exactly one sample per timer.
@@ -54,6 +64,52 @@ TEST_P(AbiCompareTest, LatencyWorkloadsRecordOneSamplePerTimer) {
 INSTANTIATE_TEST_SUITE_P(Peers, AbiCompareTest,
                          ::testing::Values("libuv", "libevent", "asio", "java_timer_heap"),
                          [](const auto& info) { return info.param; });
+
+// As compare measures a built-in subject: its descriptor driven as its hook says.
+class HookedCompareTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<Subject> subject() {
+    std::string error;
+    const auto t = builtin_target(GetParam(), error);
+    EXPECT_TRUE(t) << error;
+    return t ? make_builtin_subject(*t) : nullptr;
+  }
+};
+
+// The cost workloads do work on the subject driven as its hook says.
+TEST_P(HookedCompareTest, CostWorkloadsDoWork) {
+  auto s = subject();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->name(), GetParam());
+  expect_cost_workloads_do_work(*s);
+}
+
+// lateness and cancel_to_resume record exactly one sample per timer.
+TEST_P(HookedCompareTest, LatencyWorkloadsRecordOneSamplePerTimer) {
+  auto s = subject();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->lateness(tiny()).count(), 20u);
+  EXPECT_EQ(s->cancel_to_resume(tiny()).count(), 20u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, HookedCompareTest,
+                         ::testing::Values("binary_heap", "hierarchical_wheel", "libuv",
+                                           "java_timer_heap", "sharded_service",
+                                           "sharded_service_per_thread", "executor"),
+                         [](const auto& info) { return info.param; });
+
+// The executor runs one mt loop on each of its 2 workers: a cell asking for more
+// threads fails (CellFailed, so compare reports it and goes on) instead of
+// measuring something else.
+TEST(HookedCompareErrorTest, MoreLoopsThanOwnThreadsFailTheCell) {
+  std::string error;
+  const auto t = builtin_target("executor", error);
+  ASSERT_TRUE(t) << error;
+  auto s = make_builtin_subject(*t);
+  CellSettings three = tiny();
+  three.threads = 3;
+  EXPECT_THROW(s->cost(Workload::kMtScheduleCancel, 1000, three), CellFailed);
+}
 
 // A facility whose schedule always fails: every workload throws an error naming
 // the subject and the call, and none hangs or terminates (the failing call is on a

@@ -109,7 +109,13 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
     if (row.at("workload") == "insert_cancel") {
       EXPECT_GT(row.at("bytes_per_timer").get<double>(), 0);
     }
-    EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
+    // A lateness ratio is 0 for a peer that fired early throughout (libevent's
+    // coarse clock can, with 20 samples); every other ratio is positive.
+    if (row.at("workload") == "lateness") {
+      EXPECT_GE(row.at("ratio").get<double>(), 0) << row.dump();
+    } else {
+      EXPECT_GT(row.at("ratio").get<double>(), 0) << row.dump();
+    }
     // Every cost row is the median of its 2 rounds, each kept.
     if (!row.at("pending").is_null()) {
       ASSERT_EQ(row.at("round_ns_per_op").size(), 2u) << row.dump();
@@ -128,8 +134,9 @@ TEST(CompareCliTest, TinyRunWritesValidReportAndHtml) {
   std::filesystem::remove_all(dir);
 }
 
-// `--subject executor` measures seed 003's Executor through its own adapter
-// (executor_subject.cc): a row for every workload, each with work measured.
+// `--subject executor` measures seed 003's Executor through its one definition
+// (subjects/builtin/executor.h: its descriptor, driven on its workers by its
+// benchmark hook): a row for every workload, each with work measured.
 TEST(CompareCliTest, ExecutorSubjectRunsEveryWorkload) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("tlab_compare_exec_test." + std::to_string(::getpid()));

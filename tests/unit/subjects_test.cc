@@ -83,7 +83,7 @@ TEST(SubjectsTest, RowsAreUniqueAndUsable) {
       EXPECT_TRUE(s.run_case != nullptr || s.abi != nullptr) << s.name;
       EXPECT_EQ(s.primary.empty(), s.run_case == nullptr) << s.name;
     } else {
-      EXPECT_NE(s.compare, nullptr) << s.name;
+      EXPECT_NE(s.bench, nullptr) << s.name;
     }
   }
 }

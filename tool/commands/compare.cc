@@ -202,12 +202,6 @@ class CompareCommand final : public Command {
     }
     compare::CompareOptions o;
     for (const std::string& spec : subject_specs_) {
-      if (const SubjectInfo* row = find_subject(spec);
-          row != nullptr && row->origin == SubjectOrigin::kEngine && row->compare != nullptr &&
-          row->abi == nullptr) {
-        o.engines.push_back(spec);  // the executor: its own adapter, no subject ABI
-        continue;
-      }
       std::optional<SubjectFacts> f = resolve_subject(spec, env);
       if (!f) return kExitBadInput;
       if (f->kind != TLAB_KIND_FACILITY) {

@@ -114,7 +114,7 @@ class ListCommand final : public Command {
                        {"roles", s.accepts.names()},
                        {"runs_scenarios", s.run_case != nullptr || s.abi != nullptr},
                        {"abi", s.abi != nullptr},
-                       {"compared", s.compare != nullptr},
+                       {"compared", s.bench != nullptr},
                        {"description", s.summary}});
       }
       section("subjects", rows);

@@ -1,18 +1,24 @@
 // tlab/tool/compare/abi_subject.cc: any timer facility that speaks the subject ABI
-// (tlab/subject.h: a built-in descriptor or a user's plugin) as a compare subject,
-// so `tlab compare` measures it with the same six workloads as everything else.
+// (tlab/subject.h) as a compare subject, so `tlab compare` measures it with the same
+// workloads as everything else: every built-in subject (its descriptor and its
+// benchmark hook, subjects/bench_hook.h) and a user's plugin (no hook; in a child,
+// isolated_subject.h).
 //
 // How each workload becomes ABI calls:
 //
 //   | workload           | calls                                                         |
 //   |--------------------|---------------------------------------------------------------|
-//   | insert_cancel,     | run_cost over AbiAdapter: arm = schedule(now, delay, slot),   |
-//   | insert_expire,     | disarm = cancel (skipped for a slot never armed), poll = one  |
-//   | churn              | poll(now) (LOOP) or a yield while the subject's own thread    |
+//   | insert_cancel,     | run_cost over AbiAdapter, on the hook's driven descriptor if  |
+//   | insert_expire,     | it has one: arm = schedule(now, delay, slot) with `now` the   |
+//   | churn              | last poll's (an event loop's cached time; "already due" is one|
+//   |                    | tick before it, so a ticked queue fires it at the next poll), |
+//   |                    | disarm = cancel (skipped for a slot never armed), poll = one  |
+//   |                    | poll(now) (LOOP) or a yield while the subject's own thread    |
 //   |                    | fires (SELF), housekeeping = one more poll (drains what a     |
 //   |                    | library queues on cancel, e.g. asio's aborted waits)          |
-//   | mt_schedule_cancel,| s.threads threads run MtOps (subject.h) on one instance      |
-//   | mt_churn           | holding `pending` timers; each call under one mutex unless the|
+//   | mt_schedule_cancel,| s.threads loops run MtOps (subject.h) on one instance holding |
+//   | mt_churn           | `pending` timers, on threads of compare's or (hook run_loops) |
+//   |                    | the subject's own; each call under one mutex unless the       |
 //   |                    | subject promises THREAD_SAFE; mt_churn polls a LOOP subject   |
 //   |                    | every 16th op of each thread (one poller at a time), a SELF   |
 //   |                    | one fires on its own; mt_schedule_cancel polls nobody         |
@@ -45,6 +51,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/isolated_subject.h"
 #include "compare/subjects.h"
 
 namespace tlab::tool::compare {
@@ -91,15 +98,17 @@ class Instance {
     check(d_.cancel(self_, handle, &r), "cancel");
     return r;
   }
-  // Instance::poll: one loop pass of a LOOP subject; a yield for a SELF one.
-  void poll() {
+  // Instance::poll: one loop pass of a LOOP subject at `now_ns`; a yield for a SELF one.
+  void poll(std::int64_t now_ns) {
     if (!loop()) {
       std::this_thread::yield();
       return;
     }
     auto lk = lock();
-    check(d_.poll(self_, mono_ns()), "poll");
+    check(d_.poll(self_, now_ns), "poll");
   }
+  void poll() { poll(mono_ns()); }
+  void* self() const { return self_; }
   bool loop() const { return d_.drive == TLAB_DRIVE_LOOP; }
   std::uint64_t fired() const {
     return fired_.load(std::memory_order_acquire);  // pairs with fired_cb's release
@@ -131,13 +140,17 @@ class Instance {
   std::atomic<std::uint64_t> fired_{0};
 };
 
-// run_cost's adapter (subject.h) over an Instance on the calling thread alone.
+// run_cost's adapter (subject.h) over an Instance on the calling thread alone,
+// which arms from the now of its last poll, as an event loop does with its cached
+// time (the peers that read their own clock ignore it).
 class AbiAdapter {
  public:
   AbiAdapter(std::size_t slots, const tlab_subject& d, const std::string& name)
       : inst_(d, name, /*serialise=*/false), handles_(slots), armed_(slots, false) {}
   void arm(std::size_t slot, std::int64_t delay_ns) {
-    handles_[slot] = inst_.schedule(mono_ns(), delay_ns, slot);
+    // "Already due" (delay 0) is one tick before the last poll: a ticked queue puts
+    // it on its due list, as libuv does with a 0 ms timeout at its cached time.
+    handles_[slot] = inst_.schedule(delay_ns == 0 ? now_ - kTickNs : now_, delay_ns, slot);
     armed_[slot] = true;
   }
   void disarm(std::size_t slot) {
@@ -147,42 +160,62 @@ class AbiAdapter {
   }
   std::size_t poll() {
     const std::uint64_t before = inst_.fired();
-    inst_.poll();
+    now_ = mono_ns();
+    inst_.poll(now_);
     return inst_.fired() - before;
   }
   std::uint64_t fired() const { return inst_.fired(); }
   void housekeeping() {
-    if (inst_.loop()) inst_.poll();
+    now_ = mono_ns();
+    if (inst_.loop()) inst_.poll(now_);
   }
 
  private:
   Instance inst_;
   std::vector<std::uint64_t> handles_;
   std::vector<bool> armed_;
+  std::int64_t now_ = mono_ns();  // the last poll's; after inst_'s create
 };
 
 class AbiSubject final : public Subject {
  public:
-  AbiSubject(const tlab_subject& d, std::string name) : d_(d), name_(std::move(name)) {}
+  AbiSubject(const tlab_subject& d, std::string name, const BenchHook* hook, bool peer)
+      : d_(d), name_(std::move(name)), hook_(hook), peer_(peer) {}
   std::string name() const override { return name_; }
-  bool is_peer() const override { return true; }
+  bool is_peer() const override { return peer_; }
   std::string note() const override {
+    std::string shape;
+    if (hook_ != nullptr && hook_->shape != nullptr) {
+      // A driven twin has no threads to start: the cheaper instance to ask.
+      const Instance inst(single_thread(), name_, /*serialise=*/false);
+      const SubjectShape sh = hook_->shape(inst.self());
+      shape = fmt::format(" [{}; {} shard{}; new timers: {}]", sh.queue, sh.shards,
+                          sh.shards == 1 ? "" : "s", sh.placement);
+    }
+    const char* single = driven() != nullptr            ? "its driven twin (its own threads not "
+                                                          "started; the caller runs each pass)"
+                         : d_.drive == TLAB_DRIVE_LOOP ? "polled by the caller"
+                                                       : "fired by its own thread";
+    const char* mt = run_loops() != nullptr ? "run one loop on each of its own threads"
+                     : thread_safe()        ? "call it concurrently (THREAD_SAFE)"
+                                            : "serialise calls on one mutex";
     return fmt::format(
-        "{} through the subject ABI ({}-driven): {}; the mt workloads {}; cancel_to_resume is "
-        "cancel() plus a condition-variable hand-off to the thread waiting on the timer",
-        d_.name, d_.drive == TLAB_DRIVE_LOOP ? "loop" : "self", d_.summary,
-        thread_safe() ? "calls it concurrently (THREAD_SAFE)" : "serialises calls on one mutex");
+        "{}{} through the subject ABI ({}-driven): {}; single-thread costs on {}; the mt "
+        "workloads {}; cancel_to_resume is cancel() plus a condition-variable hand-off to the "
+        "thread waiting on the timer",
+        d_.name, shape, d_.drive == TLAB_DRIVE_LOOP ? "loop" : "self", d_.summary, single, mt);
   }
   CostResult cost(Workload w, std::size_t pending, const CellSettings& s) override {
-    if (!is_mt(w)) return run_cost<AbiAdapter>(w, pending, s, d_, name_);
+    if (!is_mt(w)) return run_cost<AbiAdapter>(w, pending, s, single_thread(), name_);
     Instance inst(d_, name_, /*serialise=*/!thread_safe());
     const std::int64_t t0 = mono_ns();
     for (std::size_t i = 0; i < pending; ++i) inst.schedule(t0, background_delay(i, pending), i);
     const MtOps ops(w);
-    std::vector<std::uint64_t> handles(ops.slots(s.threads));  // slot: its thread's only
+    // handles[ops.storage_index(slot)]: the slot's thread's only.
+    std::vector<std::uint64_t> handles(ops.storage(s.threads));
     std::uint64_t cookie = pending;  // prearm's, then (t << 48) | k
     ops.prearm(s.threads, [&](std::size_t slot, std::int64_t d) {
-      handles[slot] = inst.schedule(mono_ns(), d, cookie++);
+      handles[ops.storage_index(slot)] = inst.schedule(mono_ns(), d, cookie++);
     });
     // A LOOP subject's poll is one loop pass: one thread at a time, even when the
     // subject promises THREAD_SAFE (a loop has one owner).
@@ -192,15 +225,16 @@ class AbiSubject final : public Subject {
     std::atomic<bool> failed{false};
     std::exception_ptr error;  // guarded by em; read after run_threads joined
     std::mutex em;
-    const CostResult r = run_threads(s, [&](std::size_t t, std::uint64_t k) {
+    auto op = [&](std::size_t t, std::uint64_t k) {
       if (failed.load(std::memory_order_relaxed)) return;  // an early exit only; em orders error
       try {
         ops.step(
             t, k,
             [&](std::size_t slot, std::int64_t d) {
-              handles[slot] = inst.schedule(mono_ns(), d, (std::uint64_t{t} << 48) | k);
+              handles[ops.storage_index(slot)] =
+                  inst.schedule(mono_ns(), d, (std::uint64_t{t} << 48) | k);
             },
-            [&](std::size_t slot) { inst.cancel(handles[slot]); });
+            [&](std::size_t slot) { inst.cancel(handles[ops.storage_index(slot)]); });
         if (ops.poll_due(k) && inst.loop()) {
           std::lock_guard<std::mutex> lk(poll_mu);
           inst.poll();
@@ -210,7 +244,26 @@ class AbiSubject final : public Subject {
         if (!error) error = std::current_exception();
         failed.store(true, std::memory_order_relaxed);
       }
-    });
+    };
+    CostResult r;
+    if (run_loops() != nullptr) {
+      MtLoops<decltype(op)> loops(s, op);
+      const std::int64_t w0 = mono_ns();
+      const tlab_status st = run_loops()(inst.self(), loops.count(), &decltype(loops)::body, &loops);
+      const std::int64_t w1 = mono_ns();
+      if (st == TLAB_EINVAL) {
+        throw CellFailed(fmt::format("{} at {} pending, {} threads: the subject runs one loop on "
+                                     "each of its own threads, and has fewer",
+                                     name_of(w), pending, loops.count()));
+      }
+      if (st != TLAB_OK) {
+        throw std::runtime_error(
+            fmt::format("subject {}: run_loops returned tlab_status {}", name_, static_cast<int>(st)));
+      }
+      r = loops.result(w1 - w0);
+    } else {
+      r = run_threads(s, op);
+    }
     if (error) std::rethrow_exception(error);
     return r;
   }
@@ -307,15 +360,24 @@ class AbiSubject final : public Subject {
 
  private:
   bool thread_safe() const { return (d_.promises & TLAB_PROMISE_THREAD_SAFE) != 0; }
+  const tlab_subject* driven() const { return hook_ != nullptr ? hook_->driven : nullptr; }
+  decltype(BenchHook::run_loops) run_loops() const {
+    return hook_ != nullptr ? hook_->run_loops : nullptr;
+  }
+  // single_thread: what the single-thread cost workloads measure (bench_hook.h).
+  const tlab_subject& single_thread() const { return driven() != nullptr ? *driven() : d_; }
   const tlab_subject& d_;
   std::string name_;
+  const BenchHook* hook_;
+  bool peer_;
 };
 
 }  // namespace
 
-std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name) {
+std::unique_ptr<Subject> make_abi_subject(const tlab_subject& d, std::string display_name,
+                                          const BenchHook* hook, bool peer) {
   count_peer_allocations();  // the built-in libuv and libevent descriptors allocate through them
-  return std::make_unique<AbiSubject>(d, std::move(display_name));
+  return std::make_unique<AbiSubject>(d, std::move(display_name), hook, peer);
 }
 
 }  // namespace tlab::tool::compare

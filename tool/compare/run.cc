@@ -2,14 +2,15 @@
 #include "compare/run.h"
 
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "base/interrupt.h"
 #include "base/text_table.h"
 #include "compare/baselines.h"
+#include "compare/builtin_subject.h"
 #include "compare/isolated_subject.h"
-#include "compare/subjects.h"
 #include "compare/summary.h"
 #include "compare/subject.h"
 #include "subjects/subjects.h"
@@ -18,44 +19,32 @@ namespace tlab::tool::compare {
 namespace {
 
 // The requested strategies in the order asked, then (with --peers) every peer of
-// the subject table, in table order.
+// the subject table, in table order, then --subject's in the order given; a
+// built-in subject once, however often it is asked for. Every built-in subject is
+// its row's descriptor and hook (builtin_subject.h), measured here; a plugin only
+// ever in a child (isolated_subject.h).
 std::vector<std::unique_ptr<Subject>> subjects_for(const CompareOptions& o) {
   std::vector<std::unique_ptr<Subject>> v;
-  for (const std::string& name : o.strategies) {
-    const SubjectInfo* row = find_subject(name);
-    if (row != nullptr && row->origin == SubjectOrigin::kStrategy && row->compare != nullptr) {
-      if (auto s = row->compare(row->name)) v.push_back(std::move(s));
-    }
-  }
-  for (const std::string& name : o.engines) {
-    if (const SubjectInfo* row = find_subject(name); row != nullptr && row->compare != nullptr) {
-      v.push_back(row->compare(row->name));
-    }
-  }
+  std::set<std::string, std::less<>> measured;
+  auto builtin = [&](std::string_view name) {
+    if (!measured.emplace(name).second) return;
+    std::string error;
+    const std::optional<BuiltinTarget> t = builtin_target(name, error);
+    if (!t) throw std::runtime_error(error);
+    v.push_back(make_builtin_subject(*t));
+  };
+  for (const std::string& name : o.strategies) builtin(name);
   if (o.peers) {
     for (const SubjectInfo& row : subjects()) {
-      if (row.origin == SubjectOrigin::kPeer && row.compare != nullptr) {
-        v.push_back(row.compare(row.name));
-      }
+      if (row.origin == SubjectOrigin::kPeer && row.bench != nullptr) builtin(row.name);
     }
   }
-  // --subject: through the subject ABI. A built-in row's descriptor is ours and
-  // is measured here; a plugin only ever in a child (isolated_subject.h).
   for (const SubjectFacts& f : o.subjects) {
-    // An engine row with its own compare adapter (sharded_service) is measured by it.
-    if (const SubjectInfo* row = find_subject(f.name);
-        row != nullptr && row->origin == SubjectOrigin::kEngine && row->compare != nullptr) {
-      v.push_back(row->compare(row->name));
-      continue;
-    }
-    if (!f.builtin()) {
+    if (f.builtin()) {
+      builtin(f.spec);
+    } else {
       v.push_back(make_isolated_subject(f));
-      continue;
     }
-    std::string error;
-    const tlab_subject* d = open_subject(f.spec, error);
-    if (d == nullptr) throw std::runtime_error(error);
-    v.push_back(make_abi_subject(*d, "abi:" + f.name));
   }
   return v;
 }
@@ -210,7 +199,10 @@ CompareResults run_compare(const CompareOptions& o,
         if (w == Workload::kLateness) {
           row.latency = subject.lateness(o.cell);
           row.baseline = "clock_nanosleep";
-          row.ratio = safe_ratio(static_cast<double>(row.latency.percentile(99)),
+          // A subject that fires early (libevent, libuv: no never_early promise) can
+          // have a negative p99 lateness; it is then not late at all, ratio 0 (the
+          // histogram keeps the early fires).
+          row.ratio = safe_ratio(std::max(0.0, static_cast<double>(row.latency.percentile(99))),
                                  static_cast<double>(r.nanosleep_run().percentile(99)));
         } else {
           // The cv baseline is measured interleaved with the subject, in rounds:

@@ -5,8 +5,9 @@
 // 1 ns with the slack left at 1 ns for the rest of the run), then the cost cells in
 // `rounds` interleaved rounds, then the latency workloads. A cost cell is one
 // subject x cost workload x pending size (x thread count for the mt workloads);
-// subjects are strategies first, then engines, then peers, then --subject's through
-// the subject ABI (a plugin one child process per cell, isolated_subject.h). Each
+// subjects are strategies first, then peers, then --subject's, every one through
+// the subject ABI: a built-in row's own descriptor and hook (builtin_subject.h),
+// a plugin one child process per cell (isolated_subject.h). Each
 // round measures every cell once, in that order, plus both CAS baselines, so a
 // cell's rounds are spread over the whole run: a load spike on a shared machine
 // lands in one round of many cells rather than in every round of one. A row
@@ -49,9 +50,6 @@ struct CompareOptions {
   std::vector<std::string> strategies;  // catalogue names
   bool peers = false;
   std::vector<SubjectFacts> subjects;  // --subject, measured through the subject ABI
-  // --subject naming an engine that has a compare adapter but no subject ABI
-  // (executor): measured by that adapter, on its own terms.
-  std::vector<std::string> engines;
   std::vector<std::size_t> pending;
   std::vector<std::size_t> threads{2};  // the mt workloads, one cell per entry
   std::size_t rounds = 3;               // interleaved rounds of every cost cell

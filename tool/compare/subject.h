@@ -1,9 +1,12 @@
 // tlab/tool/compare/subject.h: one timer facility under comparison, and the
 // workloads every facility runs in the same way.
 //
-// A Subject is either one of our queue strategies (strategies.cc) or a peer
-// (peers.h: libuv, libevent, asio, a java.util.Timer-style heap). Every subject
-// runs the same six workloads:
+// A Subject is a timer facility measured through the subject ABI
+// (abi_subject.cc): a built-in subject's one definition, its subject-table row's
+// descriptor and benchmark hook (builtin_subject.h: our strategies, the executor,
+// the sharded services, and the peers libuv, libevent, asio and a
+// java.util.Timer-style heap), or a user's plugin (isolated_subject.h). Every
+// subject runs the same seven workloads:
 //
 //   | workload           | per operation                                          | driven       |
 //   |--------------------|--------------------------------------------------------|--------------|
@@ -25,9 +28,10 @@
 //   |                    | timer: cancel call -> blocked thread running           |              |
 //
 // The three single-thread cost workloads are written once (run_cost below) over a
-// small adapter (arm / disarm / poll) that each subject supplies, so they do the
-// same work in the same order; the other three are per subject because each
-// facility has its own threading story (see each adapter's header comment).
+// small adapter (arm / disarm / poll; abi_subject.cc's, over any descriptor), so
+// they do the same work in the same order; the mt workloads are MtOps's on MtLoops
+// (below), on compare's threads or, where a subject's hook says so, its own; the
+// two latency workloads are abi_subject.cc's, over the ABI's calls.
 //
 // Measurement: an operation count is not fixed; each cell runs batches until the
 // thread's CPU time reaches CellSettings::cell_ns, so ns/op is CPU time per
@@ -35,8 +39,8 @@
 // does not) and ops/s is operations per wall second. Bytes per pending timer are
 // measured (alloc_counter.h) while insert_cancel builds its `pending` timers.
 //
-// The two mt workloads are per subject as well, but their operations are MtOps's,
-// so every subject does the same calls in the same order on each thread.
+// The two mt workloads' operations are MtOps's, so every subject does the same
+// calls in the same order on each thread.
 //
 // Ground rules: a Subject is used from the compare thread only; workloads start
 // and join their own threads.
@@ -52,6 +56,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "compare/alloc_counter.h"
@@ -241,46 +246,80 @@ CostResult run_cost(Workload w, std::size_t pending, const CellSettings& s, cons
   return r;
 }
 
-// run_threads: s.threads threads (>= 1) each call op(thread_index, k) for k = 0, 1,
-// ... in batches of 64 until the thread has used s.cell_ns / threads of CPU time.
-// ns/op is the CPU time of all threads over all operations; wall ns/op is the wall
-// time from the common start to the last finish over all operations.
+// MtLoops: the loops of one mt cell: s.threads loops (>= 1), loop t calling
+// op(t, k) for k = 0, 1, ... in batches of 64 until its thread has used
+// s.cell_ns / threads of CPU time, after a start barrier (every loop waits until
+// all have started). step(t) is one batch of loop t on the calling thread; a loop
+// runs on one thread, each on its own: compare's (run_threads) or the subject's
+// (bench_hook.h, run_loops, through body). ns/op is the CPU time of all loops over
+// all operations; wall ns/op is the wall time the caller measured over them.
+// Ground rules: step(t) for loop t only from its thread; result() after all
+// loops ended (the caller joined them, which orders their writes).
+template <class Op>
+class MtLoops {
+ public:
+  MtLoops(const CellSettings& s, Op& op)
+      : op_(op),
+        n_(s.threads < 1 ? 1 : s.threads),
+        budget_(s.cell_ns / static_cast<std::int64_t>(n_)),
+        loops_(n_) {}
+  std::size_t count() const { return n_; }
+  // MtLoops::step: one batch of loop t; false once the loop has used its budget.
+  bool step(std::size_t t) {
+    Loop& l = loops_[t];
+    if (!l.started) {
+      l.started = true;
+      ready_.fetch_add(1);  // seq_cst: start barrier
+      while (ready_.load() < n_) std::this_thread::yield();
+      l.c0 = thread_cpu_ns();
+    }
+    for (int i = 0; i < 64; ++i, ++l.k) op_(t, l.k);
+    l.cpu = thread_cpu_ns() - l.c0;
+    return l.cpu < budget_;
+  }
+  // MtLoops::body: step as a LoopBody (bench_hook.h), ctx being the MtLoops.
+  static bool body(void* ctx, std::size_t t) { return static_cast<MtLoops*>(ctx)->step(t); }
+  CostResult result(std::int64_t wall_ns) const {
+    CostResult r;
+    std::int64_t cpu_sum = 0;
+    for (const Loop& l : loops_) {
+      r.ops += l.k;
+      cpu_sum += l.cpu;
+    }
+    r.ns_per_op = static_cast<double>(cpu_sum) / static_cast<double>(r.ops);
+    r.wall_ns_per_op = static_cast<double>(wall_ns) / static_cast<double>(r.ops);
+    return r;
+  }
+
+ private:
+  struct Loop {  // its loop's thread only
+    bool started = false;
+    std::uint64_t k = 0;
+    std::int64_t c0 = 0;
+    std::int64_t cpu = 0;
+  };
+  Op& op_;
+  std::size_t n_;
+  std::int64_t budget_;
+  std::vector<Loop> loops_;
+  std::atomic<std::size_t> ready_{0};
+};
+
+// run_threads: the loops of MtLoops, each on a thread of its own; wall time from
+// the common start to the last finish.
 template <class Op>
 CostResult run_threads(const CellSettings& s, Op&& op) {
-  const std::size_t n = s.threads < 1 ? 1 : s.threads;
-  const std::int64_t budget = s.cell_ns / static_cast<std::int64_t>(n);
-  std::vector<std::uint64_t> ops(n, 0);
-  std::vector<std::int64_t> cpu(n, 0);
-  std::atomic<std::size_t> ready{0};
+  MtLoops<std::remove_reference_t<Op>> loops(s, op);
   std::vector<std::thread> threads;
-  std::int64_t w0 = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    threads.emplace_back([&, t] {
-      ready.fetch_add(1);  // seq_cst: start barrier
-      while (ready.load() < n) std::this_thread::yield();
-      const std::int64_t c0 = thread_cpu_ns();
-      std::uint64_t k = 0;
-      std::int64_t c1 = c0;
-      do {
-        for (int i = 0; i < 64; ++i, ++k) op(t, k);
-        c1 = thread_cpu_ns();
-      } while (c1 - c0 < budget);
-      ops[t] = k;
-      cpu[t] = c1 - c0;
+  for (std::size_t t = 0; t < loops.count(); ++t) {
+    threads.emplace_back([&loops, t] {
+      while (loops.step(t)) {
+      }
     });
   }
-  w0 = mono_ns();
+  const std::int64_t w0 = mono_ns();
   for (auto& th : threads) th.join();
-  const std::int64_t w1 = mono_ns();
-  CostResult r;
-  std::int64_t cpu_sum = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    r.ops += ops[t];
-    cpu_sum += cpu[t];
-  }
-  r.ns_per_op = static_cast<double>(cpu_sum) / static_cast<double>(r.ops);
-  r.wall_ns_per_op = static_cast<double>(w1 - w0) / static_cast<double>(r.ops);
-  return r;
+  return loops.result(mono_ns() - w0);
 }
 
 // MtOps: the operations of the mt workloads, over per-thread slots (thread t owns
@@ -310,6 +349,15 @@ class MtOps {
   }
   // MtOps::thread_of: the thread that owns `slot`.
   std::size_t thread_of(std::size_t slot) const { return slot / slots_per_thread(); }
+  // MtOps::storage / storage_index: per-slot storage (a handle) laid out so that two
+  // threads' slots never share a cache line: each thread's block is followed by
+  // kPadSlots unused entries (mt_schedule_cancel's one slot per thread would
+  // otherwise put every thread's handle on one line, and measure its ping-pong).
+  static constexpr std::size_t kPadSlots = 64 / sizeof(std::uint64_t);
+  std::size_t storage(std::size_t threads) const {
+    return slots(threads) + kPadSlots * (threads < 1 ? 1 : threads);
+  }
+  std::size_t storage_index(std::size_t slot) const { return slot + kPadSlots * thread_of(slot); }
   // MtOps::prearm: mt_churn arms every slot once (the compare thread, before the
   // cell's threads start); mt_schedule_cancel arms nothing.
   template <class Arm>

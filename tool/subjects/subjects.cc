@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "compare/subjects.h"
 #include "runner/engines.h"
+#include "subjects/builtin/executor.h"
 #include "subjects/builtin/peers.h"
 #include "subjects/builtin/sharded_service.h"
 #include "subjects/builtin/strategies.h"
@@ -32,7 +32,7 @@ constexpr PromiseSet kEnginePromises = PromiseSet(kDelivery) | kExactlyOnce | kN
 
 // Engines, in selection order (subjects.h): the first whose primary role the
 // scenario has. timer_thread may join every row that has a timer service.
-const std::array<SubjectInfo, 8> kEngineSubjects{{
+const std::array<SubjectInfo, 9> kEngineSubjects{{
     {"coroutine_loop",
      SubjectOrigin::kEngine,
      SubjectKind::kCoroutineLoop,
@@ -56,8 +56,12 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      "seed 003's Executor<P>: per-worker wheels, metronome, merge queue; the strategy is "
      "recorded, not used",
      &runner::run_executor_engine,
-     &compare::make_executor_subject,
-     {{{"fire_lateness", {}}}}},
+     &builtin::executor_bench,
+     {{{"fire_lateness", {}}}},
+     // `--subject executor`: the executor as a program uses it (2 workers that never
+     // stop), on the generic driver; its promises are the descriptor's
+     // (builtin/executor.h), which has no pending count and no thrower.
+     &builtin::executor_abi},
     {"timed_mutex",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
@@ -132,6 +136,8 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      &builtin::sync_abi},
     // No engine driver of its own either: `--subject sharded_service` (the generic
     // facility driver) and scenarios naming it in engine.subject (sharded_races).
+    // Two rows, two configurations (builtin/sharded_service.h), each the one that
+    // check and compare both run.
     {"sharded_service",
      SubjectOrigin::kEngine,
      SubjectKind::kTimerFacility,
@@ -140,9 +146,24 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
      {},
      {},
      false,
-     "ShardedTimerService<Q, P>: N locked shards, one timer thread on the earliest head",
+     "ShardedTimerService<binary_heap, P>: 4 locked shards, timers spread round robin, one timer "
+     "thread on the earliest head",
      nullptr,
-     &compare::make_sharded_service_subject,
+     &builtin::sharded_service_bench,
+     {},
+     &builtin::sharded_service_abi},
+    {"sharded_service_per_thread",
+     SubjectOrigin::kEngine,
+     SubjectKind::kTimerFacility,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kThreadSafe,
+     {},
+     {},
+     {},
+     false,
+     "ShardedTimerService<hierarchical_wheel, P>: a locked shard per hardware thread, each caller "
+     "on its own shard, one timer thread on the earliest head",
+     nullptr,
+     &builtin::sharded_service_bench,
      {},
      &builtin::sharded_service_abi},
 }};
@@ -150,7 +171,7 @@ const std::array<SubjectInfo, 8> kEngineSubjects{{
 // Peers, with the promises their documentation makes (each subjects/builtin/peer_*.cc
 // cites the pages and says why each other promise is not made); the same bits as
 // their ABI descriptors (subjects/builtin/peers.h), which is how a scenario runs
-// on them (`--subject libuv`); compare also drives them through its own adapters.
+// on them (`--subject libuv`) and how compare measures them.
 const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"libuv",
      SubjectOrigin::kPeer,
@@ -163,7 +184,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
      "uv_timer_start / uv_timer_stop on a uv_loop_t (loop-driven, one thread; ms timeouts from "
      "the cached loop time)",
      nullptr,
-     &compare::make_libuv_subject,
+     &builtin::libuv_bench,
      {},
      &builtin::libuv_subject},
     {"libevent",
@@ -174,10 +195,10 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
      {},
      {},
      false,
-     "evtimer_add / evtimer_del on an event_base (loop-driven; compare also runs it with evthread "
-     "locking)",
+     "evtimer_add / evtimer_del on an event_base (loop-driven, NOLOCK: one thread, or calls "
+     "serialised)",
      nullptr,
-     &compare::make_libevent_subject,
+     &builtin::libevent_bench,
      {},
      &builtin::libevent_subject},
     {"asio",
@@ -190,7 +211,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
      false,
      "asio::steady_timer expires_after / async_wait / cancel on an io_context",
      nullptr,
-     &compare::make_asio_subject,
+     &builtin::asio_bench,
      {},
      &builtin::asio_subject},
     {"java_timer_heap",
@@ -204,7 +225,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
      false,
      "std::priority_queue + mutex + condition variable: java.util.Timer's design (seed 001)",
      nullptr,
-     &compare::make_heap_subject,
+     &builtin::heap_bench,
      {},
      &builtin::heap_subject},
 }};
@@ -224,7 +245,7 @@ std::vector<SubjectInfo> build_table() {
                     false,
                     s.summary,
                     nullptr,
-                    &compare::make_strategy_subject,
+                    &builtin::strategy_bench,
                     {},
                     &builtin::strategy_abi});
   }

@@ -3,31 +3,40 @@
 //
 // A subject is a thing whose timer promises tlab checks or measures. Three
 // origins share the table:
-//   | origin   | rows                           | under a scenario              | in compare   |
-//   |----------|--------------------------------|-------------------------------|--------------|
-//   | strategy | one per queue strategy (core's | the queue an engine runs      | raw queue +  |
-//   |          | kStrategyInfo, derived)        | over; `--subject NAME`: the   | service      |
-//   |          |                                | adapter (builtin/strategies.h)|              |
-//   | engine   | timer_service, executor,       | selected by the roles;        | no           |
-//   |          | timed_mutex, timed_wait_group, | runs the case                 |              |
-//   |          | pool, coroutine_loop           |                               |              |
-//   |          | timed_semaphore                | only `--subject NAME` (no     | no           |
-//   |          |                                | driver; builtin/sync.h)       |              |
-//   | peer     | libuv, libevent, asio,         | `--subject NAME`: their ABI   | yes (own     |
-//   |          | java_timer_heap                | descriptors (builtin/peers.h) | adapters, or |
-//   |          |                                | on the generic driver         | the ABI one) |
+//   | origin   | rows                           | under a scenario              | in compare     |
+//   |----------|--------------------------------|-------------------------------|----------------|
+//   | strategy | one per queue strategy (core's | the queue an engine runs      | its descriptor |
+//   |          | kStrategyInfo, derived)        | over; `--subject NAME`: the   | (QueueSubject) |
+//   |          |                                | adapter (builtin/strategies.h)|                |
+//   | engine   | timer_service, timed_mutex,    | selected by the roles;        | no             |
+//   |          | timed_wait_group, pool,        | runs the case                 |                |
+//   |          | coroutine_loop                 |                               |                |
+//   |          | executor                       | selected by the roles; and    | its descriptor |
+//   |          |                                | `--subject executor`          | (+ hook)       |
+//   |          |                                | (builtin/executor.h)          |                |
+//   |          | sharded_service,               | only `--subject NAME` or      | its descriptor |
+//   |          | sharded_service_per_thread     | engine.subject (no driver;    | (+ hook)       |
+//   |          |                                | builtin/sharded_service.h)    |                |
+//   |          | timed_semaphore                | only `--subject NAME` (no     | no (a timed    |
+//   |          |                                | driver; builtin/sync.h)       | wait)          |
+//   | peer     | libuv, libevent, asio,         | `--subject NAME`: their ABI   | its descriptor |
+//   |          | java_timer_heap                | descriptors (builtin/peers.h) | (+ hook)       |
+//   |          |                                | on the generic driver         |                |
 //
 // Each row gives the name, the kind, the promises it makes (promise.h; the
-// oracles judge only those), the roles it accepts, how to run a case on it, and
-// how compare drives it. Which engine a scenario exercises is a loop over the
+// oracles judge only those), the roles it accepts, how to run a case on it, its
+// subject-ABI descriptor, and its benchmark hook. A subject is defined once, in
+// its file under builtin/: `tlab check --subject NAME` runs the descriptor, and
+// `tlab compare` measures that same descriptor through the generic ABI path
+// (compare/abi_subject.cc), driven as its hook (bench_hook.h) says. Which engine a scenario exercises is a loop over the
 // engine rows in table order: the first row one of whose `primary` roles the
 // scenario has is chosen, and every role present must be in its `accepts`
 // (scenarios/README.md, "Which engine runs", is checked against this table by
 // tests/unit/subjects_test.cc).
 //
 // To add a subject: one row in kEngineSubjects or kPeerSubjects (subjects.cc),
-// with its driver, compare factory or ABI descriptor; a strategy is added in core
-// (strategy.h) and appears here by itself. A user's own timer needs no row: it is
+// with its driver or its ABI descriptor and benchmark hook (one file under
+// builtin/); a strategy is added in core (strategy.h) and appears here by itself. A user's own timer needs no row: it is
 // a plugin (`--subject PATH.so`, subjects/plugin.h, docs/your-own-timer.md).
 //
 // Cost: lookups scan ~15 rows. Ground rules: the table is built once on first use
@@ -45,6 +54,7 @@
 
 #include "base/strategies.h"
 #include "scenario/scenario.h"
+#include "subjects/bench_hook.h"
 #include "subjects/promise.h"
 #include "tlab/subject.h"
 
@@ -52,9 +62,6 @@ namespace tlab::tool {
 
 namespace runner {
 class CaseContext;
-}
-namespace compare {
-class Subject;
 }
 
 enum class SubjectOrigin : std::uint8_t { kStrategy, kEngine, kPeer };
@@ -95,9 +102,10 @@ struct LatencyMeasure {
 
 using CaseDriver = void (*)(runner::CaseContext&);
 // AbiFactory: the row's subject as a tlab/subject.h descriptor (static storage),
-// given the row's name; what `--subject NAME` runs through the generic driver.
+// given the row's name; what `--subject NAME` runs through the generic driver, and
+// what `tlab compare` measures. (BenchFactory, the row's benchmark hook, is
+// bench_hook.h's.)
 using AbiFactory = const tlab_subject* (*)(std::string_view name);
-using CompareFactory = std::unique_ptr<compare::Subject> (*)(std::string_view subject);
 
 // The engines whose drivers still start std::threads and sleep on the steady
 // clock: their actors are not yet tasks of a simulation.
@@ -116,7 +124,7 @@ struct SubjectInfo {
   bool takes_strategy;    // engines: runs over the case's queue strategy
   std::string_view summary;
   CaseDriver run_case;                       // nullptr: cannot run a scenario case
-  CompareFactory compare;                    // nullptr: not measured by compare
+  BenchFactory bench;                        // nullptr: not measured by compare (needs abi)
   std::array<LatencyMeasure, 2> measures{};  // engines: the boundable histograms recorded
   AbiFactory abi = nullptr;  // nullptr: cannot be run as `--subject NAME`
   // engines: empty when the driver runs a case under simulation (--sim,

@@ -32,6 +32,9 @@
 // Limits: any delay is accepted; a negative one gives an already-expired timer
 // (its wait completes at the next poll).
 //
+// Benchmark hook (bench_hook.h): the shape only; compare drives the io_context as
+// the generic driver does (one owner; tlab serialises calls from many threads).
+//
 // Cost: schedule is a heap insert plus one operation allocation; cancel a heap
 // erase plus queueing the aborted completion, which the next poll drains.
 // Ground rules: one thread at a time; fired() is called from inside poll().
@@ -123,9 +126,16 @@ constexpr tlab_subject kDescriptor = facility(
         TLAB_PROMISE_ACCURATE_CANCEL,
     {&create, &destroy, &schedule, &cancel, &poll, nullptr});
 
+SubjectShape shape(void*) {
+  return {"asio's timer heap (steady_timer)", 1, "one io_context"};
+}
+
+constexpr BenchHook kBench{&shape};
+
 }  // namespace
 }  // namespace asio_peer
 
 const tlab_subject* asio_subject(std::string_view) { return &asio_peer::kDescriptor; }
+const BenchHook* asio_bench(std::string_view) { return &asio_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

@@ -1,5 +1,5 @@
 // tlab/tool/subjects/builtin/peer_heap.cc: the java.util.Timer-style heap
-// (compare/heap_timer.h: one priority queue, one mutex, one condition variable,
+// (heap_timer.h: one priority queue, one mutex, one condition variable,
 // one timer thread; seed 001) as a self-driven subject (peers.h).
 //
 // Driven as a Timer user drives it: create starts the timer thread; schedule is
@@ -29,6 +29,10 @@
 // Limits: any delay is accepted; now + delay saturates at INT64_MAX ("never");
 // a negative delay is due at once.
 //
+// Benchmark hook (bench_hook.h): `driven` is the same Heap with its timer thread
+// not started, whose poll is HeapTimer::run_due(now) on the caller (heap_timer.h's
+// driven mode: the thread's code path minus the wait).
+//
 // Cost: schedule is one heap push under two locks (ours, then HeapTimer's);
 // cancel one atomic exchange under ours (the entry stays as a tombstone until it
 // comes due, as in Java).
@@ -38,7 +42,7 @@
 #include <memory>
 #include <mutex>
 
-#include "compare/heap_timer.h"
+#include "subjects/builtin/heap_timer.h"
 #include "subjects/builtin/peer_support.h"
 #include "subjects/builtin/peers.h"
 
@@ -47,8 +51,6 @@ namespace tlab::tool::builtin {
 namespace heap_peer {
 namespace {
 
-using compare::HeapTimer;
-
 struct Heap {
   std::mutex mu;
   HandleTable<HeapTimer::TaskPtr> table;  // guarded by mu
@@ -56,11 +58,12 @@ struct Heap {
   HeapTimer timer;                        // thread-safe itself
 };
 
+template <bool kStartThread>
 tlab_status create(const tlab_subject_config* config, void** out) {
   return guarded([&] {
     auto self = std::make_unique<Heap>();
     self->config = *config;
-    self->timer.start();
+    if (kStartThread) self->timer.start();
     *out = self.release();
     return TLAB_OK;
   });
@@ -120,18 +123,37 @@ tlab_status cancel(void* p, std::uint64_t handle, std::int32_t* result) {
   return TLAB_OK;
 }
 
-constexpr tlab_subject kDescriptor =
-    facility("java_timer_heap",
-             "std::priority_queue + mutex + condition variable + timer thread: java.util.Timer's "
-             "design (seed 001), self-driven",
-             TLAB_DRIVE_SELF,
-             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
-                 TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_THREAD_SAFE,
-             {&create, &destroy, &schedule, &cancel, nullptr, nullptr});
+// poll of the driven descriptor: the due tasks, run on the caller.
+tlab_status poll_driven(void* p, std::int64_t now_ns) {
+  return guarded([&] {
+    static_cast<Heap*>(p)->timer.run_due(now_ns);
+    return TLAB_OK;
+  });
+}
+
+constexpr const char* kName = "java_timer_heap";
+constexpr const char* kSummary =
+    "std::priority_queue + mutex + condition variable + timer thread: java.util.Timer's "
+    "design (seed 001), self-driven";
+constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE |
+                                    TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
+                                    TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_THREAD_SAFE;
+
+constexpr SelfDriven kPair =
+    self_driven(kName, kSummary, kPromises,
+                {&create<true>, &destroy, &schedule, &cancel, nullptr, nullptr}, &create<false>,
+                &poll_driven);
+
+SubjectShape shape(void*) {
+  return {"std::priority_queue (java.util.Timer, lazy cancel)", 1, "one queue"};
+}
+
+constexpr BenchHook kBench{&shape, &kPair.driven, nullptr};
 
 }  // namespace
 }  // namespace heap_peer
 
-const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kDescriptor; }
+const tlab_subject* heap_subject(std::string_view) { return &heap_peer::kPair.self; }
+const BenchHook* heap_bench(std::string_view) { return &heap_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

@@ -40,6 +40,10 @@
 // size of the timeout, Ref4; a negative size is not documented); any delay up to
 // INT64_MAX ns is accepted.
 //
+// Benchmark hook (bench_hook.h): the shape only; compare measures this NOLOCK base
+// as the generic driver runs it (tlab serialises calls from many threads), not a
+// locking base (evthread), which would be another configuration.
+//
 // Cost: schedule and cancel are libevent's min-heap insert / erase, O(log n).
 // Ground rules: one thread at a time; fired() is called from inside poll().
 #include <event2/event.h>
@@ -154,9 +158,16 @@ constexpr tlab_subject kDescriptor =
              TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL,
              {&create, &destroy, &schedule, &cancel, &poll, nullptr});
 
+SubjectShape shape(void*) {
+  return {"libevent's min-heap (us timevals)", 1, "one event_base (NOLOCK)"};
+}
+
+constexpr BenchHook kBench{&shape};
+
 }  // namespace
 }  // namespace libevent_peer
 
 const tlab_subject* libevent_subject(std::string_view) { return &libevent_peer::kDescriptor; }
+const BenchHook* libevent_bench(std::string_view) { return &libevent_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

@@ -34,6 +34,9 @@
 // unsigned millisecond count; there is no "in the past"); any delay up to
 // INT64_MAX ns is accepted (libuv clamps loop time + timeout at UINT64_MAX).
 //
+// Benchmark hook (bench_hook.h): the shape only; compare drives the loop as the
+// generic driver does (one owner; tlab serialises calls from many threads).
+//
 // Cost: schedule and cancel are libuv's heap insert / remove, O(log n); pending is
 // O(handles ever created) (uv_walk). Ground rules: one thread at a time (tlab
 // serialises calls: not THREAD_SAFE); fired() is called from inside poll().
@@ -157,9 +160,16 @@ constexpr tlab_subject kDescriptor =
                  TLAB_PROMISE_PENDING_COUNT,
              {&create, &destroy, &schedule, &cancel, &poll, &pending});
 
+SubjectShape shape(void*) {
+  return {"libuv's timer heap (uv_timer_t, whole-ms timeouts)", 1, "one uv_loop_t"};
+}
+
+constexpr BenchHook kBench{&shape};
+
 }  // namespace
 }  // namespace libuv_peer
 
 const tlab_subject* libuv_subject(std::string_view) { return &libuv_peer::kDescriptor; }
+const BenchHook* libuv_bench(std::string_view) { return &libuv_peer::kBench; }
 
 }  // namespace tlab::tool::builtin

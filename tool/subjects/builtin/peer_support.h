@@ -153,6 +153,25 @@ constexpr tlab_subject facility(const char* name, const char* summary, std::uint
                       nullptr};
 }
 
+// SelfDriven: a self-driven facility's descriptor (facility(), TLAB_DRIVE_SELF) and
+// its driven twin (subjects/bench_hook.h): the same name, summary, schedule, cancel
+// and destroy; the twin's create leaves the subject's own threads unstarted and its
+// poll runs one pass on the caller, and it is not THREAD_SAFE (one thread creates,
+// calls and destroys it).
+struct SelfDriven {
+  tlab_subject self;
+  tlab_subject driven;
+};
+constexpr SelfDriven self_driven(const char* name, const char* summary, std::uint64_t promises,
+                                 FacilityCalls c, decltype(tlab_subject::create) driven_create,
+                                 decltype(tlab_subject::poll) driven_poll) {
+  FacilityCalls d = c;
+  d.create = driven_create;
+  d.poll = driven_poll;
+  return {facility(name, summary, TLAB_DRIVE_SELF, promises, c),
+          facility(name, summary, TLAB_DRIVE_LOOP, promises & ~TLAB_PROMISE_THREAD_SAFE, d)};
+}
+
 // saturating_add: now + delay, clamped to INT64_MAX ("never") and INT64_MIN.
 inline std::int64_t saturating_add(std::int64_t now, std::int64_t delay) {
   std::int64_t out;

@@ -17,6 +17,12 @@ namespace {
 constexpr bool nul_terminated(std::string_view s) { return s.data()[s.size()] == '\0'; }
 
 // descriptor_of: Q's descriptor, in static storage, built on first use.
+// shape_of: Q's shape (bench_hook.h): one queue, which its one owner fills.
+template <class Q>
+SubjectShape shape_of(void*) {
+  return {std::string(Q::kName), 1, "the owner's one queue (tlab serialises calls)"};
+}
+
 template <class Q>
 const tlab_subject* descriptor_of() {
   static_assert(nul_terminated(Q::kName) && nul_terminated(Q::kSummary),
@@ -26,6 +32,14 @@ const tlab_subject* descriptor_of() {
   return &kDescriptor;
 }
 
+// bench_of: Q's benchmark hook: the shape only; a queue is measured as its owner
+// drives it, which is what the generic path does with a loop subject.
+template <class Q>
+const BenchHook* bench_of() {
+  static constexpr BenchHook kBench{&shape_of<Q>};
+  return &kBench;
+}
+
 }  // namespace
 
 const tlab_subject* strategy_abi(std::string_view name) {
@@ -33,6 +47,12 @@ const tlab_subject* strategy_abi(std::string_view name) {
   if (!s) return nullptr;
   return with_queue_type<std::uint64_t, StdPlatform>(*s,
                                                      []<class Q>() { return descriptor_of<Q>(); });
+}
+
+const BenchHook* strategy_bench(std::string_view name) {
+  const std::optional<Strategy> s = strategy_from_name(name);
+  if (!s) return nullptr;
+  return with_queue_type<std::uint64_t, StdPlatform>(*s, []<class Q>() { return bench_of<Q>(); });
 }
 
 }  // namespace tlab::tool::builtin

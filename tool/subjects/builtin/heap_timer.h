@@ -1,4 +1,5 @@
-// tlab/tool/compare/heap_timer.h: HeapTimer, the java.util.Timer design as a peer.
+// tlab/tool/subjects/builtin/heap_timer.h: HeapTimer, the java.util.Timer design
+// as a peer (the subject java_timer_heap, peer_heap.cc, is its one user).
 //
 // What seed 001 describes and most hand-written timers end up as: one
 // std::priority_queue ordered by deadline, one mutex, one condition variable and
@@ -12,8 +13,8 @@
 //   cancel     one atomic store, no lock (lazy)
 //   per run    lock, pop (O(log n)) every due entry, unlock, run
 //
-// Modes: with a thread (start()), or driven: run_due(now) from the caller, for the
-// single-thread cost workloads (the same code path minus the wait).
+// Modes: with a thread (start()), or driven: run_due(now) from the caller (the
+// same code path minus the wait; peer_heap.cc's benchmark hook, bench_hook.h).
 //
 // Ground rules: heap_ and stop_ are guarded by mu_; Task::cancelled is atomic;
 // the callback runs on the thread that popped it with mu_ released.
@@ -31,9 +32,9 @@
 #include <thread>
 #include <vector>
 
-#include "compare/subject.h"
+#include <time.h>
 
-namespace tlab::tool::compare {
+namespace tlab::tool::builtin {
 
 class HeapTimer {
  public:
@@ -109,6 +110,12 @@ class HeapTimer {
     }
   };
 
+  static std::int64_t mono_now_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  }
+
   // One hour: far enough that a far-off head costs one wake-up an hour.
   static constexpr std::int64_t kMaxWaitNs = 3'600'000'000'000;
 
@@ -119,7 +126,7 @@ class HeapTimer {
         cv_.wait(lk);
         continue;
       }
-      const std::int64_t now = mono_ns();
+      const std::int64_t now = mono_now_ns();
       const std::int64_t head = heap_.top().deadline;
       if (head > now) {
         // At most kMaxWaitNs per wait: a far head (a "never" deadline of INT64_MAX)
@@ -144,4 +151,4 @@ class HeapTimer {
   std::thread thread_;
 };
 
-}  // namespace tlab::tool::compare
+}  // namespace tlab::tool::builtin
