@@ -11,11 +11,11 @@
 
 #include "oracles/oracles.h"
 #include "runner/case_context.h"
-#include "runner/case_result.h"
 #include "runner/engine_subject.h"
 #include "runner/stress_runner.h"
 #include "scenario/scenario.h"
 #include "subjects/plugin.h"
+#include "types/case_result.h"
 
 namespace tlab::tool::subject_case {
 

@@ -49,7 +49,7 @@ CLI::Validator mutant_check();
 // from the source tree.
 void add_example(CLI::App& sub, const std::string& example);
 
-// SimOptions: --sim random|pct and --pct-depth N (runner/sim_spec.h).
+// SimOptions: --sim random|pct and --pct-depth N (types/sim_spec.h).
 struct SimOptions {
   std::string strategy;  // empty: real threads
   int pct_depth = 3;

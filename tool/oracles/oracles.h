@@ -7,7 +7,7 @@
 // judge() below: each count against the scenario's bound, each latency bound
 // against its histogram, each `expect.at_least` requirement, and any sanitizer
 // report. Only oracles whose promise the case's subject makes are judged
-// (subjects/promise.h); the report lists the promises judged.
+// (types/promise.h); the report lists the promises judged.
 //
 // clang-format off
 //   | oracle              | counts                                                   | promise          | bound key        |
@@ -54,7 +54,7 @@
 #include <string>
 #include <string_view>
 
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 

@@ -13,7 +13,7 @@
 //   | seed           | the scenario seed or --seed; per-thread RNGs derive from it |
 //   | operations     | run.operations or --operations                             |
 //   | budget_s       | run.budget_s or --budget: the watchdog, never a pass limit  |
-//   | sim            | --sim: deterministic simulation (sim_spec.h), or real threads |
+//   | sim            | --sim: deterministic simulation (types/sim_spec.h), or real threads |
 //
 // Verdicts (the runner picks one per case):
 //   | verdict     | when                                                  | exit code |
@@ -38,10 +38,10 @@
 #include <string>
 #include <vector>
 
-#include "runner/case_result.h"
-#include "runner/sim_spec.h"
 #include "scenario/scenario.h"
 #include "tlab/platform/mutant.h"
+#include "types/case_result.h"
+#include "types/sim_spec.h"
 
 namespace tlab::tool {
 
@@ -61,7 +61,7 @@ struct CaseSpec {
   // table row with an ABI (`libuv`, `binary_heap`) or `PATH.so[:entry]`
   // (subjects/plugin.h). The id is then "<scenario>/<subject name>".
   std::string subject;
-  // Set: the case runs under deterministic simulation (sim_spec.h) instead of on
+  // Set: the case runs under deterministic simulation (types/sim_spec.h) instead of on
   // real threads; the engine must support it (subjects.h, SubjectInfo::sim).
   std::optional<SimSpec> sim;
 };

@@ -36,10 +36,10 @@
 
 #include "base/json_input.h"
 #include "oracles/oracles.h"
-#include "runner/sim_spec.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/stress_control.h"
+#include "types/sim_spec.h"
 
 namespace tlab::tool {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 

@@ -17,7 +17,7 @@
 //   |          | java_timer_heap                | descriptors (builtin/peers.h) | adapters, or |
 //   |          |                                | on the generic driver         | the ABI one) |
 //
-// Each row gives the name, the kind, the promises it makes (promise.h; the
+// Each row gives the name, the kind, the promises it makes (types/promise.h; the
 // oracles judge only those), the roles it accepts, how to run a case on it, and
 // how compare drives it. Which engine a scenario exercises is a loop over the
 // engine rows in table order: the first row one of whose `primary` roles the
@@ -45,8 +45,8 @@
 
 #include "base/strategies.h"
 #include "scenario/scenario.h"
-#include "subjects/promise.h"
 #include "tlab/subject.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 
