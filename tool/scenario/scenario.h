@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "base/json_input.h"
-#include "oracles/oracles.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/stress_control.h"
+#include "types/expectations.h"
 #include "types/sim_spec.h"
 
 namespace tlab::tool {
