@@ -147,7 +147,7 @@ struct ScenarioRun {
 // (subjects.h, SubjectInfo::sim_refusal): the built-in suite's others are skipped
 // with a line on err naming each and why; a named file that cannot is bad input.
 // With `shard` (cli/shard_option.h), only that shard's cases of the plan run and
-// the report records the shard.
+// the report records the shard (plan/shard_plan.h).
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,
