@@ -18,8 +18,8 @@
 #include <fmt/ranges.h>
 
 #include "base/build_info.h"
+#include "base/digest.h"
 #include "base/embedded.h"
-#include "plan/shard.h"
 
 namespace tlab::tool {
 
