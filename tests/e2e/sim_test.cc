@@ -31,8 +31,8 @@
 #include "base/embedded.h"
 #include "base/json_input.h"
 #include "report/result_diff.h"
-#include "runner/case_result.h"
 #include "support/cli_run.h"
+#include "types/case_result.h"
 
 namespace {
 

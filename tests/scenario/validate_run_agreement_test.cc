@@ -2,12 +2,14 @@
 // never "not supported"), and every scenario it refuses is one the runner would
 // refuse too. Generated over the roles the schema allows (each role alone and each
 // pair), both clocks, every token width, and each latency bound, through the real
-// loader, tlab validate's check_runnable (subjects/subjects.h) and the real stress
-// runner with a handful of operations. Bounded by operation counts, not time.
+// loader, tlab validate's check_runnable (subjects/subjects.h), plan_case (which
+// resolves the case's engine) and the real stress runner with a handful of
+// operations. Bounded by operation counts, not time.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include "plan/plan.h"
 #include "runner/engines.h"
 #include "runner/stress_runner.h"
 #include "scenario/scenario.h"
@@ -51,13 +53,8 @@ class ValidateRunAgreement : public ::testing::Test {
     auto s = loader_.load_text(text, "generated.json", errors);
     if (!s) return {false, errors.empty() ? "" : errors.front().str()};
     if (!check_runnable(*s, "generated.json", errors)) return {false, errors.front().str()};
-    CaseSpec spec;
-    spec.id = "agree/binary_heap";
-    spec.scenario = &*s;
-    spec.strategy = "binary_heap";
-    spec.seed = s->run.seed;
-    spec.operations = s->run.operations;
-    spec.budget_s = s->run.budget_s;
+    // As `tlab run` plans it: plan_case resolves the engine (or its refusal).
+    const CaseSpec spec = plan_case(*s, "binary_heap", std::nullopt, Overrides{}, false);
     const CaseResult r = runner_.run_case(spec, RunContext{});
     EXPECT_NE(r.message.rfind("scenario not supported", 0), 0u)
         << "validate accepted what run refuses: " << r.message << "\n"

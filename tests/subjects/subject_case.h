@@ -1,7 +1,8 @@
 // tests/subjects/subject_case.h: how the generic driver's tests run one scenario
-// case on a subject library: in this process (run_on: run_subject_engine, then
-// judge() with the subject's promises, as the runner does) or through the real
-// stress runner (run_in_runner: a forked child with its watchdog).
+// case on a subject library: in this process (run_on: run_subject_engine with the
+// subject's opener, then judge() with the subject's promises, as the runner does)
+// or through the real stress runner (run_in_runner: a forked child with its
+// watchdog, the case's target resolved as plan_case resolves it).
 #pragma once
 
 #include <optional>
@@ -11,11 +12,12 @@
 
 #include "oracles/oracles.h"
 #include "runner/case_context.h"
-#include "runner/case_result.h"
 #include "runner/engine_subject.h"
 #include "runner/stress_runner.h"
 #include "scenario/scenario.h"
+#include "subjects/case_targets.h"
 #include "subjects/plugin.h"
+#include "types/case_result.h"
 
 namespace tlab::tool::subject_case {
 
@@ -64,7 +66,7 @@ inline Ran run_on(const Scenario& sc, const std::string& so) {
   runner::CaseContext ctx(spec, runner::steady_ns());
   Ran out;
   try {
-    runner::run_subject_engine(ctx);
+    runner::run_subject_engine(ctx, subject_opener(so));
   } catch (const std::exception& e) {
     out.error = e.what();
   }
@@ -97,8 +99,10 @@ inline std::uint64_t counter(const Ran& ran, const std::string& key) {
 // Runs `sc` on the subject library `so` through the real stress runner (a forked
 // case child, its watchdog, the parent's judge) with a budget of `budget_s`.
 inline CaseResult run_in_runner(const Scenario& sc, const std::string& so, double budget_s) {
+  CaseSpec spec = spec_of(sc, so, budget_s);
+  spec.target = subject_target(so);  // as plan_case resolves it (plan/plan.h)
   StressRunner runner;
-  return runner.run_case(spec_of(sc, so, budget_s), RunContext{});
+  return runner.run_case(spec, RunContext{});
 }
 
 }  // namespace tlab::tool::subject_case

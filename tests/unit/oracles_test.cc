@@ -1,11 +1,11 @@
 // Tests of the one verdict decision (tool/oracles/oracles.h) and of the case
-// result's one JSON form (tool/runner/case_result.h).
+// result's one JSON form (tool/types/case_result.h).
 #include "oracles/oracles.h"
 
 #include <gtest/gtest.h>
 
-#include "runner/case_result.h"
 #include "scenario/scenario.h"
+#include "types/case_result.h"
 
 namespace tlab::tool {
 namespace {

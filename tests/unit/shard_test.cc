@@ -1,5 +1,6 @@
-// Unit tests of plan/shard.h: the partition, the --shard flag and the catalogue of
-// sharding variables (each system's variables set as that system sets them).
+// Unit tests of plan/shard.h: the partition (and base/digest.h, the hash it rests
+// on), the --shard flag and the catalogue of sharding variables (each system's
+// variables set as that system sets them).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/digest.h"
 #include "plan/shard.h"
 
 namespace tlab::tool {

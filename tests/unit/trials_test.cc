@@ -60,8 +60,9 @@ TEST(TrialsTest, RunSimPlansSimulatedCasesUnlessOverridden) {
   EXPECT_EQ(plan_case(s, "binary_heap", std::nullopt, random, false).sim->strategy,
             SimStrategy::kRandom);
   Overrides subject;
-  subject.subject = "libuv";
-  subject.subject_name = "libuv";
+  SubjectFacts libuv;
+  libuv.spec = libuv.name = "libuv";
+  subject.subject = libuv;
   EXPECT_FALSE(plan_case(s, "libuv", std::nullopt, subject, false).sim.has_value());
   s.run.sim.reset();
   EXPECT_FALSE(plan_case(s, "binary_heap", std::nullopt, {}, false).sim.has_value());

@@ -3,6 +3,7 @@
 
 #include "cli/shard_option.h"
 #include "cli/subject_option.h"
+#include "plan/shard_plan.h"
 #include "subjects/subjects.h"
 
 #include <iostream>

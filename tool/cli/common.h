@@ -49,7 +49,7 @@ CLI::Validator mutant_check();
 // from the source tree.
 void add_example(CLI::App& sub, const std::string& example);
 
-// SimOptions: --sim random|pct and --pct-depth N (runner/sim_spec.h).
+// SimOptions: --sim random|pct and --pct-depth N (types/sim_spec.h).
 struct SimOptions {
   std::string strategy;  // empty: real threads
   int pct_depth = 3;
@@ -147,7 +147,7 @@ struct ScenarioRun {
 // (subjects.h, SubjectInfo::sim_refusal): the built-in suite's others are skipped
 // with a line on err naming each and why; a named file that cannot is bad input.
 // With `shard` (cli/shard_option.h), only that shard's cases of the plan run and
-// the report records the shard.
+// the report records the shard (plan/shard_plan.h).
 ScenarioRun run_scenarios(
     const std::string& command, const std::vector<std::string>& paths,
     const std::function<std::vector<CaseSpec>(const std::vector<Scenario>&)>& plan,

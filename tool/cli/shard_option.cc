@@ -1,7 +1,6 @@
 // tlab/tool/cli/shard_option.cc: see shard_option.h.
 #include "cli/shard_option.h"
 
-#include <map>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -37,37 +36,6 @@ std::optional<int> resolve_shard_option(const CLI::App& sub, const std::string& 
     return kExitInternal;
   }
   return std::nullopt;
-}
-
-std::string scenario_case_key(const CaseSpec& spec) {
-  const std::string name = spec.scenario ? spec.scenario->name : std::string();
-  const std::string unit =
-      spec.expect_fail && spec.mutant ? fmt::format("{}:{}", name, name_of(*spec.mutant)) : spec.id;
-  return fmt::format("{}|seed={}|operations={}|budget_s={}", unit, spec.seed, spec.operations,
-                     spec.budget_s);
-}
-
-ShardedPlan shard_scenario_plan(std::vector<CaseSpec>& specs, const Shard& shard) {
-  std::vector<std::string> keys, ids;
-  for (const CaseSpec& spec : specs) {
-    keys.push_back(scenario_case_key(spec));
-    ids.push_back(spec.id);
-  }
-  return shard_plan(specs, keys, std::move(ids), shard);
-}
-
-void record_shard(Report& report, const ShardedPlan& s) {
-  report.shard = ShardRecord{s.shard.index,
-                             s.shard.total,
-                             s.selection.plan_cases,
-                             s.selection.plan_digest,
-                             scenario_set_digest(report.scenarios),
-                             s.shard.source};
-  std::map<std::string, std::size_t> position;
-  for (std::size_t i = 0; i < s.plan_ids.size(); ++i) position.emplace(s.plan_ids[i], i);
-  for (CaseRecord& c : report.cases) {
-    if (auto it = position.find(c.id); it != position.end()) c.plan_index = it->second;
-  }
 }
 
 }  // namespace tlab::tool

@@ -32,8 +32,7 @@ bool subject_overrides(const std::string& spec, const CliEnv& env, Overrides& ov
   if (spec.empty()) return true;
   facts = resolve_subject(spec, env);
   if (!facts) return false;
-  ov.subject = spec;
-  ov.subject_name = facts->name;
+  ov.subject = facts;
   return true;
 }
 

@@ -36,8 +36,9 @@ void add_subject_option(CLI::App& sub, std::string& spec);
 std::optional<SubjectFacts> resolve_subject(const std::string& spec, const CliEnv& env);
 
 // subject_overrides: --subject `spec` (if not empty) probed and written into `ov`
-// (Overrides::subject and subject_name). Returns false after printing why it
-// cannot be used (the caller exits kExitBadInput); `facts` gets the probe.
+// (Overrides::subject, from which plan_case resolves each case's target). Returns
+// false after printing why it cannot be used (the caller exits kExitBadInput);
+// `facts` gets the probe.
 bool subject_overrides(const std::string& spec, const CliEnv& env, Overrides& ov,
                        std::optional<SubjectFacts>& facts);
 

@@ -269,8 +269,7 @@ class CompareCommand final : public Command {
       }
       for (const SubjectFacts& f : o.subjects) {
         Overrides ov;
-        ov.subject = f.spec;
-        ov.subject_name = f.name;
+        ov.subject = f;
         specs.push_back(plan_case(scenarios.front(), f.name, std::nullopt, ov, false));
       }
       ExecuteOptions options;

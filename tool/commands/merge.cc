@@ -1,13 +1,15 @@
 // tlab/tool/commands/merge.cc: `tlab merge REPORT...`: the shard reports of one
 // sharded run (`--shard i/n`, plan/shard.h) joined into the report of the whole
-// run (report/merge.h has the rules), written and printed like any other report
-// through finish(): --report, --junit, --json, the table. Exit 2 (naming the file
-// and the JSON pointer) when the files are not all the shards of one run, missing
-// shards included; otherwise the merged report's own exit code, as `tlab run` or
-// `tlab check` of the whole plan would have exited.
+// run (report/merge.h has the rules; a mutants run's kill matrix is joined by
+// layers/layer_shard.h), written and printed like any other report through
+// finish(): --report, --junit, --json, the table. Exit 2 (naming the file and the
+// JSON pointer) when the files are not all the shards of one run, missing shards
+// included; otherwise the merged report's own exit code, as `tlab run` or `tlab
+// check` of the whole plan would have exited.
 #include <CLI/CLI.hpp>
 
 #include "cli/common.h"
+#include "layers/layer_shard.h"
 #include "report/merge.h"
 #include "report/report_read.h"
 
@@ -39,8 +41,12 @@ class MergeCommand final : public Command {
       if (auto f = read_report(path, errors)) files.push_back(std::move(*f));
     }
     if (!errors.empty()) return bad_input(errors, env);
-    auto merged = merge_reports(std::move(files), errors);
+    auto merged = merge_reports(files, errors);
     if (!merged) return bad_input(errors, env);
+    // A mutants run's kill matrix is its layer's to join (layers/layer_shard.h).
+    if (merged->command == "mutants" && !merge_kill_matrices(files, *merged, errors)) {
+      return bad_input(errors, env);
+    }
     return finish(*merged, o_.outputs, env);
   }
 

@@ -19,6 +19,7 @@
 #include "cli/shard_option.h"
 #include "layers/layers.h"
 #include "layers/model_runs.h"
+#include "plan/shard_plan.h"
 #include "report/console.h"
 
 namespace tlab::tool {

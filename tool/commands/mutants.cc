@@ -24,6 +24,7 @@
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
 #include "layers/sim_layer.h"
+#include "plan/shard_plan.h"
 #include "plan/trials.h"
 
 namespace tlab::tool {

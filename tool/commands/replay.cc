@@ -130,10 +130,7 @@ class ReplayCommand final : public Command {
     ov.operations = target->operations;
     ov.budget_s = target->budget_s;
     ov.sim = target->sim;
-    if (subject) {
-      ov.subject = target->subject_spec;
-      ov.subject_name = subject->name;
-    }
+    ov.subject = subject;
     std::vector<Scenario> scenarios{std::move(*scenario)};
     const std::vector<CaseSpec> specs{
         plan_case(scenarios.front(), target->strategy, mutant, ov, /*expect_fail=*/false)};

@@ -1,7 +1,11 @@
 // tlab/tool/layers/layer_shard.cc: see layer_shard.h.
 #include "layers/layer_shard.h"
 
+#include <optional>
+
 #include <fmt/format.h>
+
+#include "layers/kill_matrix.h"
 
 namespace tlab::tool {
 
@@ -28,6 +32,36 @@ void LayerShard::record(Report& report) const {
   for (CaseRecord& c : report.cases) {
     if (const auto it = units_.find(unit_of(c)); it != units_.end()) c.plan_index = it->second;
   }
+}
+
+bool merge_kill_matrices(const std::vector<ReportFile>& files, Report& merged,
+                         InputErrors& errors) {
+  const std::size_t before = errors.size();
+  std::optional<KillMatrix> whole;
+  for (const ReportFile& f : files) {
+    if (!f.report.kill_matrix) {
+      errors.push_back({f.path, "/kill_matrix", "a mutants shard report without its kill matrix"});
+      continue;
+    }
+    std::string pointer, error;
+    auto part = KillMatrix::from_json(*f.report.kill_matrix, pointer, error);
+    if (!part) {
+      errors.push_back({f.path, "/kill_matrix" + pointer,
+                        fmt::format("not a kill matrix tlab wrote: {}", error)});
+      continue;
+    }
+    if (!whole) {
+      whole = std::move(part);
+      continue;
+    }
+    for (const std::string& twice : whole->absorb(*part)) {
+      errors.push_back({f.path, "/kill_matrix/checks",
+                        fmt::format("{} is also in another shard: the shards overlap", twice)});
+    }
+  }
+  if (errors.size() != before) return false;
+  merged.kill_matrix = whole->to_json();
+  return true;
 }
 
 }  // namespace tlab::tool

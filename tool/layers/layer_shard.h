@@ -1,5 +1,6 @@
 // tlab/tool/layers/layer_shard.h: `tlab mutants --shard i/n`: which of the kill
-// matrix's work units this shard runs, and the shard report's marks.
+// matrix's work units this shard runs, the shard report's marks, and the shards'
+// matrices joined back by `tlab merge`.
 //
 // A unit is one record of the matrix (kill_matrix.h): everything that adds up to one
 // (layer, check, mutant), so that a record is built in one shard only and the
@@ -28,6 +29,18 @@
 // the joined matrix and exits as the unsharded `tlab mutants` would (report.h,
 // Report::exit_code).
 //
+// `tlab merge` joins the cases as for any command (report/merge.h), then the kill
+// matrices here (merge_kill_matrices): the shards' records joined
+// (KillMatrix::absorb), the cells, counts and gate computed on the whole, equal to
+// the unsharded matrix but for the layers' seconds. It refuses, naming the file and
+// the JSON pointer (exit 2):
+//   | rule                                         | pointer                         |
+//   |----------------------------------------------|---------------------------------|
+//   | every shard report has its kill matrix       | /kill_matrix                    |
+//   | the matrix is one tlab wrote (KillMatrix::   | /kill_matrix + from_json's      |
+//   |   from_json: known layers and mutants)       |   pointer                       |
+//   | no record is in two shards                   | /kill_matrix/checks             |
+//
 // Cost: O(log units) per take. Ground rules: CLI thread only.
 #pragma once
 
@@ -35,8 +48,10 @@
 #include <string>
 #include <vector>
 
+#include "base/json_input.h"
 #include "plan/shard.h"
 #include "report/report.h"
+#include "report/report_read.h"
 
 namespace tlab::tool {
 
@@ -65,5 +80,10 @@ class LayerShard {
   std::vector<std::string> keys_;             // every unit met, in order
   std::map<std::string, std::size_t> units_;  // id -> position in keys_
 };
+
+// merge_kill_matrices: the kill matrices of `files`, the shard reports of one
+// `tlab mutants` run that merge_reports (report/merge.h) merged into `merged`,
+// joined into merged.kill_matrix; false with errors per the table above.
+bool merge_kill_matrices(const std::vector<ReportFile>& files, Report& merged, InputErrors& errors);
 
 }  // namespace tlab::tool

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/shard_option.h"
 #include "layers/layers.h"
 #include "plan/plan.h"
+#include "plan/shard_plan.h"
 #include "plan/trials.h"
 #include "subjects/subjects.h"
 

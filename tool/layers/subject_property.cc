@@ -16,7 +16,7 @@
 
 #include "oracles/timer_ledger.h"
 #include "subjects/plugin.h"
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 namespace {

@@ -105,7 +105,7 @@ struct SubjectPropertyResult {
   // wrong one ending in "   <- wrong: <why> (<promise or abi>)"; or rapidcheck's
   // own message if the run itself failed.
   std::string failure;
-  std::vector<std::string> judged_promises;  // subjects/promise.h names, in enum order
+  std::vector<std::string> judged_promises;  // types/promise.h names, in enum order
 };
 
 // check_subject_properties: runs the property layer on `s`.

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/fmt_ns.h"
-#include "runner/case_result.h"
+#include "types/case_result.h"
 
 namespace tlab::tool {
 
@@ -48,13 +48,6 @@ bool judged(std::string_view key, PromiseSet promised) {
   if (!o) return true;  // latency.* and unknown keys: always judged
   const auto& p = info_of(*o).promise;
   return !p || promised.has(*p);
-}
-
-std::optional<Oracle> oracle_from_name(std::string_view name) {
-  for (const OracleInfo& row : kOracleInfo) {
-    if (row.name == name) return row.id;
-  }
-  return std::nullopt;
 }
 
 bool over_bound(const Expectations& expect, std::string_view key, std::uint64_t count) {

@@ -13,6 +13,7 @@
 #include "base/strategies.h"
 #include "plan/trials.h"
 #include "report/console.h"
+#include "subjects/case_targets.h"
 #include "subjects/subjects.h"
 
 namespace tlab::tool {
@@ -21,7 +22,7 @@ namespace {
 
 std::vector<std::string> strategies_for(const Scenario& s, const Overrides& o) {
   // A subject case is named after the subject; the scenario's strategies are core's.
-  if (o.subject) return {o.subject_name};
+  if (o.subject) return {o.subject->name};
   if (!s.engine.subject.empty()) return {s.engine.subject};
   if (!o.strategy) return s.engine.strategies;
   return expand_strategies({*o.strategy});
@@ -67,9 +68,13 @@ CaseSpec plan_case(const Scenario& s, const std::string& strategy, std::optional
   c.budget_s = o.budget_s.value_or(s.run.budget_s);
   c.expect_fail = expect_fail;
   if (o.subject) {
-    c.subject = *o.subject;
+    c.subject = o.subject->spec;
+    c.target = subject_target(*o.subject);
   } else if (!s.engine.subject.empty()) {
     c.subject = s.engine.subject;  // a built-in row: its name is its spec
+    c.target = subject_target(c.subject);
+  } else {
+    c.target = engine_target(s, strategy);
   }
   // --sim wins; a scenario's run.sim applies to tlab's own engines only (a
   // subject's threads are not tasks of the simulation).

@@ -1,6 +1,10 @@
 // tlab/tool/plan/plan.h: which cases a command runs, and running them through a Runner.
 //
-// Planning is pure: scenarios + overrides -> CaseSpecs, in a stable order.
+// Planning is pure: scenarios + overrides -> CaseSpecs, in a stable order. Each
+// case's target (runner/case_target.h) is resolved here, once (plan_case, through
+// subjects/case_targets.h): the engine the roles select, the subject the command
+// probed (Overrides::subject), or the built-in subject a scenario's engine.subject
+// names (read in this process); a target that cannot run carries its refusal.
 //   run    each scenario x (its engine.strategies, or --strategy) x (--mutant or none);
 //          with --subject: each scenario once, on the subject ("<scenario>/<subject>")
 //   check  each scenario x its strategies with no mutant (must pass), then each
@@ -44,6 +48,7 @@
 #include "report/report.h"
 #include "runner/runner.h"
 #include "scenario/scenario.h"
+#include "subjects/subject_facts.h"
 
 namespace tlab::tool {
 
@@ -53,11 +58,10 @@ struct Overrides {
   std::optional<std::uint64_t> seed;
   std::optional<std::uint64_t> operations;
   std::optional<double> budget_s;
-  // --subject: every case runs on this subject (CaseSpec::subject) instead of the
-  // engine and strategies the scenario names; `subject_name` is its descriptor's
-  // name, used in case ids.
-  std::optional<std::string> subject;
-  std::string subject_name;
+  // --subject, as the command probed it (subjects/plugin.h probe_subject): every
+  // case runs on this subject (CaseSpec::subject is its spec) instead of the engine
+  // and strategies the scenario names; its descriptor's name is used in case ids.
+  std::optional<SubjectFacts> subject;
   // --sim: every case runs under deterministic simulation (CaseSpec::sim).
   std::optional<SimSpec> sim;
   // plan_check: a mutant case of `catches` whose engine runs under simulation

@@ -142,18 +142,6 @@ std::string touch_shard_status_file(const GetEnv& env) {
   return {};
 }
 
-std::uint64_t fnv1a64(std::string_view bytes) {
-  // The FNV-1a 64-bit offset basis and prime (draft-eastlake-fnv, section 2).
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : bytes) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
-std::string digest_hex(std::string_view bytes) { return fmt::format("{:016x}", fnv1a64(bytes)); }
-
 bool in_shard(std::string_view key, const Shard& shard) {
   return fnv1a64(key) % shard.total == shard.index;
 }

@@ -27,8 +27,8 @@
 // is set, tlab touches it: Bazel's sign that the test understood sharding.
 //
 // The partition: a case belongs to shard fnv1a64(key) mod total, where the key is
-// the case's canonical id (shard_key). FNV-1a 64 (Fowler, Noll, Vo; the
-// IETF draft-eastlake-fnv) over the key's bytes is the same on every build and
+// the case's canonical id (a scenario case's: plan/shard_plan.h scenario_case_key).
+// FNV-1a 64 (base/digest.h) over the key's bytes is the same on every build and
 // platform, so every shard of one plan agrees, and each case is in exactly one
 // shard. The hash spreads cases evenly only on average: a shard may be empty
 // (7 shards of 10 cases), and an empty shard is a valid, passing shard.
@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/digest.h"
 #include "base/json_input.h"
 
 namespace tlab::tool {
@@ -91,12 +92,6 @@ std::optional<Shard> resolve_shard(const std::optional<std::string>& flag, const
 // touch_shard_status_file: creates $TEST_SHARD_STATUS_FILE when it is set (Bazel's
 // TEST_SHARD_STATUS_FILE protocol). Returns an error message on failure, else "".
 std::string touch_shard_status_file(const GetEnv& env);
-
-// fnv1a64: FNV-1a, 64 bits, over `bytes`.
-std::uint64_t fnv1a64(std::string_view bytes);
-// digest_hex: fnv1a64 as 16 lower-case hex digits (the report's plan and scenario
-// digests).
-std::string digest_hex(std::string_view bytes);
 
 // in_shard: whether the case with canonical id `key` belongs to `shard`.
 bool in_shard(std::string_view key, const Shard& shard);

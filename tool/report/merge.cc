@@ -7,8 +7,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "layers/kill_matrix.h"
-
 namespace tlab::tool {
 
 namespace {
@@ -62,40 +60,9 @@ bool check_alone(const ReportFile& f, InputErrors& errors) {
   return errors.size() == before;
 }
 
-// merge_kill_matrices: the shards' kill matrices joined into `merged` (merge.h).
-bool merge_kill_matrices(const std::vector<ReportFile>& files, Report& merged,
-                         InputErrors& errors) {
-  const std::size_t before = errors.size();
-  std::optional<KillMatrix> whole;
-  for (const ReportFile& f : files) {
-    if (!f.report.kill_matrix) {
-      errors.push_back({f.path, "/kill_matrix", "a mutants shard report without its kill matrix"});
-      continue;
-    }
-    std::string pointer, error;
-    auto part = KillMatrix::from_json(*f.report.kill_matrix, pointer, error);
-    if (!part) {
-      errors.push_back({f.path, "/kill_matrix" + pointer,
-                        fmt::format("not a kill matrix tlab wrote: {}", error)});
-      continue;
-    }
-    if (!whole) {
-      whole = std::move(part);
-      continue;
-    }
-    for (const std::string& twice : whole->absorb(*part)) {
-      errors.push_back({f.path, "/kill_matrix/checks",
-                        fmt::format("{} is also in another shard: the shards overlap", twice)});
-    }
-  }
-  if (errors.size() != before) return false;
-  merged.kill_matrix = whole->to_json();
-  return true;
-}
-
 }  // namespace
 
-std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& errors) {
+std::optional<Report> merge_reports(const std::vector<ReportFile>& files, InputErrors& errors) {
   const std::size_t before = errors.size();
   for (const ReportFile& f : files) check_alone(f, errors);
   if (errors.size() != before) return std::nullopt;
@@ -151,18 +118,15 @@ std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& 
   merged.command = first.report.command;
   merged.environment = by_index.at(0)->report.environment;
   merged.scenarios = first.report.scenarios;
-  for (ReportFile& f : files) {
+  for (const ReportFile& f : files) {
     merged.planned += f.report.planned;
-    std::move(f.report.cases.begin(), f.report.cases.end(), std::back_inserter(merged.cases));
+    merged.cases.insert(merged.cases.end(), f.report.cases.begin(), f.report.cases.end());
   }
   std::stable_sort(
       merged.cases.begin(), merged.cases.end(),
       [](const CaseRecord& a, const CaseRecord& b) { return *a.plan_index < *b.plan_index; });
   for (CaseRecord& c : merged.cases) c.plan_index.reset();
   merged.merged = MergedRecord{s0.total, s0.plan_cases, s0.plan_digest, s0.scenario_digest};
-  if (merged.command == "mutants" && !merge_kill_matrices(files, merged, errors)) {
-    return std::nullopt;
-  }
   return merged;
 }
 

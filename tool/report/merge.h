@@ -21,8 +21,6 @@
 //   | each case's plan_index is in the plan, | /cases/K/plan_index              |
 //   |   and no two cases share one (mutants: |                                  |
 //   |   no two files; a unit's cases share)  |                                  |
-//   | mutants: a kill matrix with its checks,| /kill_matrix, /kill_matrix/...   |
-//   |   none of them in two files            |   /checks/K                      |
 // Missing shards are refused too, after the rules above ("missing shards 2, 5 of
 // 7"): a merged report must stand for the whole plan, or a CI gate that lost a
 // shard would pass on what is left. Nothing is written then.
@@ -36,9 +34,9 @@
 // deterministic (virtual-clock scenarios).
 // `tlab mutants` shards (layers/layer_shard.h): their plan_index is the case's work
 // unit, so cases come out grouped by unit (a unit's trials together, where the
-// unsharded report has trial after trial); the kill matrix is the shards' records
-// joined (KillMatrix::absorb), its cells, counts and gate computed on the whole:
-// equal to the unsharded matrix but for the layers' seconds.
+// unsharded report has trial after trial). Their kill matrices are joined by the
+// layer that owns the matrix (layers/layer_shard.h merge_kill_matrices), after
+// merge_reports: a report section of a higher layer is that layer's to join.
 //
 // Cost: O(cases log cases). Ground rules: CLI thread only.
 #pragma once
@@ -53,7 +51,8 @@
 namespace tlab::tool {
 
 // merge_reports: the merged report, or nullopt with the errors per the table.
-// Requires: !files.empty().
-std::optional<Report> merge_reports(std::vector<ReportFile> files, InputErrors& errors);
+// Requires: !files.empty(). The files are left as they were (a command's own
+// section, as the kill matrix, is joined from them afterwards).
+std::optional<Report> merge_reports(const std::vector<ReportFile>& files, InputErrors& errors);
 
 }  // namespace tlab::tool

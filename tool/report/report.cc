@@ -18,8 +18,8 @@
 #include <fmt/ranges.h>
 
 #include "base/build_info.h"
+#include "base/digest.h"
 #include "base/embedded.h"
-#include "plan/shard.h"
 
 namespace tlab::tool {
 
@@ -65,7 +65,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
   if (c.sim) {
     j["sim"] = {{"strategy", name_of(c.sim->strategy)}, {"pct_depth", c.sim->pct_depth}};
   }
-  // The result's own JSON (runner/case_result.h), with "caught" after the verdict.
+  // The result's own JSON (types/case_result.h), with "caught" after the verdict.
   const nlohmann::ordered_json result = c.result.to_json();
   for (auto it = result.begin(); it != result.end(); ++it) {
     j[it.key()] = it.value();

@@ -219,7 +219,7 @@ struct Report {
   nlohmann::ordered_json to_json(bool complete = true) const;
 };
 
-// scenario_set_digest: digest_hex (plan/shard.h) of the scenarios' names
+// scenario_set_digest: digest_hex (base/digest.h) of the scenarios' names
 // and documents, canonically serialised: equal for equal scenario sets.
 std::string scenario_set_digest(const std::map<std::string, ScenarioSource>& scenarios);
 

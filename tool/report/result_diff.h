@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "runner/case_result.h"
+#include "types/case_result.h"
 
 namespace tlab::tool {
 

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "oracles/oracles.h"
+
 namespace tlab::tool::runner {
 
 namespace {

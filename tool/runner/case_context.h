@@ -148,7 +148,7 @@ class CaseContext {
   // CaseContext::snapshot: the result so far (violations, counters, message, the
   // child's peak RSS so far) plus,
   // with `samples`, every actor log's histograms merged (only once the actors are
-  // joined): what the child sends to the parent (runner/case_result.h). The
+  // joined): what the child sends to the parent (types/case_result.h). The
   // verdict is `v` for a forced end and is otherwise left for the parent to judge.
   CaseResult snapshot(Verdict v, const std::string& message, bool samples);
   // CaseContext::actor_report: one line per actor, for a timeout.

@@ -25,8 +25,6 @@
 #include <fmt/format.h>
 
 #include "runner/engine_subject_calls.h"
-#include "subjects/exec/exec_subject.h"
-#include "subjects/plugin.h"
 
 namespace tlab::tool::runner {
 
@@ -170,19 +168,15 @@ void run_abi_case(CaseContext& ctx, const tlab_subject& s, const SubjectExtras& 
   }
 }
 
-void run_subject_engine(CaseContext& ctx) {
-  std::string error;
-  const bool exec = exec::is_exec_spec(ctx.spec().subject);
-  const tlab_subject* d = exec ? exec::open_exec_subject(ctx.spec().subject, error)
-                               : open_subject(ctx.spec().subject, error);
-  if (d == nullptr) throw std::runtime_error(error);
-  const SubjectExtras extras = exec ? exec::bind_exec_case(ctx) : SubjectExtras{};
+void run_subject_engine(CaseContext& ctx, const SubjectOpener& open) {
+  const OpenedSubject opened = open(ctx);
+  const tlab_subject& d = *opened.descriptor;
   std::string why, pointer;
-  if (!subject_accepts(ctx.scenario(), *d, why, pointer, extras)) {
-    throw std::runtime_error(fmt::format("subject {} cannot play scenario {}: {}: {}", d->name,
+  if (!subject_accepts(ctx.scenario(), d, why, pointer, opened.extras)) {
+    throw std::runtime_error(fmt::format("subject {} cannot play scenario {}: {}: {}", d.name,
                                          ctx.scenario().name, pointer, why));
   }
-  run_abi_case(ctx, *d, extras);
+  run_abi_case(ctx, d, opened.extras);
 }
 
 }  // namespace tlab::tool::runner

@@ -1,9 +1,11 @@
 // tlab/tool/runner/engine_subject.h: the generic driver: one scenario case on any
 // subject that speaks the subject ABI (tlab/subject.h), built in or a plugin.
 //
-// A scenario runs on a subject when `--subject` names one (CaseSpec::subject);
-// the roles it may have, how each becomes ABI calls, and which oracle judges what
-// are documented in scenarios/README.md ("On a subject") and next to the code:
+// A scenario runs on a subject when `--subject` (or the scenario's engine.subject)
+// names one: the case's target (case_target.h) then drives it here, with an opener
+// the layer above supplies. The roles it may have, how each becomes ABI calls, and
+// which oracle judges what are documented in scenarios/README.md ("On a subject")
+// and next to the code:
 //
 //   | file                               | what                                         |
 //   |------------------------------------|----------------------------------------------|
@@ -17,6 +19,7 @@
 // its main thread; starts and joins its actor threads.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "runner/case_context.h"
@@ -25,10 +28,24 @@
 
 namespace tlab::tool::runner {
 
-// run_subject_engine: opens ctx.spec().subject (subjects/plugin.h, in this child;
-// subjects/exec/exec_subject.h for `exec:`) and runs the case on it; a subject
-// that cannot be opened is a driver error.
-void run_subject_engine(CaseContext& ctx);
+// OpenedSubject: a subject opened in the case's child: its descriptor (static
+// storage, already checked by check_descriptor) and what it offers beyond the ABI.
+struct OpenedSubject {
+  const tlab_subject* descriptor = nullptr;
+  SubjectExtras extras;
+};
+
+// SubjectOpener: opens the case's subject in this child, or throws
+// std::runtime_error saying why. The layer that resolved the case supplies it
+// (subjects/case_targets.h, subject_opener): a built-in row's descriptor, a
+// plugin's dlopen (subjects/plugin.h) or an exec subject's process, bound to
+// `ctx` (subjects/exec/exec_subject.h). Called once, on the child's main thread.
+using SubjectOpener = std::function<OpenedSubject(CaseContext& ctx)>;
+
+// run_subject_engine: opens the case's subject with `open` (in this child) and
+// runs the case on it; a subject that cannot be opened, or cannot play the
+// scenario (subject_accepts), is a driver error.
+void run_subject_engine(CaseContext& ctx, const SubjectOpener& open);
 
 // run_abi_case: the case on descriptor `s` (already checked by check_descriptor).
 void run_abi_case(CaseContext& ctx, const tlab_subject& s, const SubjectExtras& extras = {});

@@ -1,19 +1,22 @@
 // tlab/tool/runner/runner.h: the seam between the CLI and the stress runner.
 //
-// The CLI (cli.h) turns options and scenario files into CaseSpecs (plan.h), asks a
-// Runner to execute each, and turns the CaseResults into reports. Everything on
-// this side of the seam is independent of the engine's internals; the Runner is
-// the only thing that instantiates core/ on StressPlatform. A case is one
-// (scenario x strategy x mutant) with a seed and budget:
+// The CLI (cli.h) turns options and scenario files into CaseSpecs (plan.h), each
+// with its target resolved (case_target.h), asks a Runner to execute each, and
+// turns the CaseResults into reports. Everything on this side of the seam is
+// independent of the engine's internals; the Runner is the only thing that
+// instantiates core/ on StressPlatform. A case is one (scenario x strategy x
+// mutant) with a seed and budget:
 //
-//   | CaseSpec field | meaning                                                    |
-//   | scenario       | validated; every field is in range (scenario.h)            |
-//   | strategy       | one name from the strategy catalogue                       |
-//   | mutant         | nullopt for the real code, else the one mutant to turn on   |
-//   | seed           | the scenario seed or --seed; per-thread RNGs derive from it |
-//   | operations     | run.operations or --operations                             |
-//   | budget_s       | run.budget_s or --budget: the watchdog, never a pass limit  |
-//   | sim            | --sim: deterministic simulation (sim_spec.h), or real threads |
+//   | CaseSpec field | meaning                                                                |
+//   | scenario       | validated; every field is in range (scenario.h)                        |
+//   | strategy       | one name from the strategy catalogue                                   |
+//   | mutant         | nullopt for the real code, else the one mutant to turn on              |
+//   | seed           | the scenario seed or --seed; per-thread RNGs derive from it            |
+//   | operations     | run.operations or --operations                                         |
+//   | budget_s       | run.budget_s or --budget: the watchdog, never a pass limit             |
+//   | subject        | --subject or engine.subject, as given (the report keeps it for replay) |
+//   | sim            | --sim: deterministic simulation (types/sim_spec.h), or real threads    |
+//   | target         | what the case runs on, resolved when it was planned (case_target.h)    |
 //
 // Verdicts (the runner picks one per case):
 //   | verdict     | when                                                  | exit code |
@@ -38,10 +41,11 @@
 #include <string>
 #include <vector>
 
-#include "runner/case_result.h"
-#include "runner/sim_spec.h"
+#include "runner/case_target.h"
 #include "scenario/scenario.h"
 #include "tlab/platform/mutant.h"
+#include "types/case_result.h"
+#include "types/sim_spec.h"
 
 namespace tlab::tool {
 
@@ -58,12 +62,17 @@ struct CaseSpec {
   bool expect_fail = false;
   // Non-empty: the case runs on this subject through the generic ABI driver
   // (runner/engine_subject.h) instead of the engine its roles select: a subject
-  // table row with an ABI (`libuv`, `binary_heap`) or `PATH.so[:entry]`
-  // (subjects/plugin.h). The id is then "<scenario>/<subject name>".
+  // table row with an ABI (`libuv`, `binary_heap`), `PATH.so[:entry]`
+  // (subjects/plugin.h) or `exec:CMD`. The id is then "<scenario>/<subject name>".
+  // The runner does not read it (`target` holds what it resolved to); the report
+  // keeps it for replay.
   std::string subject;
-  // Set: the case runs under deterministic simulation (sim_spec.h) instead of on
-  // real threads; the engine must support it (subjects.h, SubjectInfo::sim).
+  // Set: the case runs under deterministic simulation (types/sim_spec.h) instead
+  // of on real threads; the engine must support it (subjects.h, SubjectInfo::sim).
   std::optional<SimSpec> sim;
+  // What the case runs on: the driver, the names and the promises judged, or why
+  // it cannot run (case_target.h); plan_case (plan/plan.h) resolves it.
+  CaseTarget target;
 };
 
 struct RunContext {

@@ -27,10 +27,7 @@
 #include "base/stall_clock.h"
 #include "oracles/oracles.h"
 #include "runner/case_context.h"
-#include "runner/engine_subject.h"
 #include "runner/engines.h"
-#include "subjects/plugin.h"
-#include "subjects/subjects.h"
 #include "tlab/platform/stress_control.h"
 
 namespace tlab::tool {
@@ -169,8 +166,7 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
   }
 }
 
-[[noreturn]] void child_main(const CaseSpec& spec, CaseDriver driver, std::string_view engine_name,
-                             int result_fd, int stderr_fd) {
+[[noreturn]] void child_main(const CaseSpec& spec, int result_fd, int stderr_fd) {
   g_result_fd = result_fd;
   ::dup2(stderr_fd, 2);
   // A subject's own prints (a plugin's printf) land beside TSan's, never in
@@ -192,8 +188,8 @@ void monitor_loop(CaseContext& ctx, std::atomic<bool>& done) {
     // The monitor starts once the driver has registered its actors (it reads the
     // actor list without a lock): drivers call ctx.actors_ready().
     ctx.on_actors_ready = [&] { monitor = std::thread([&] { monitor_loop(ctx, done); }); };
-    driver(ctx);
-    message = fmt::format("engine {}", engine_name);
+    spec.target.drive(ctx);
+    message = fmt::format("engine {}", spec.target.engine);
   } catch (const std::exception& e) {
     forced = Verdict::kError;
     message = fmt::format("driver threw: {}", e.what());
@@ -229,46 +225,19 @@ std::string tail_lines(const std::string& text, std::size_t max_chars) {
 
 }  // namespace runner
 
-const SubjectFacts* StressRunner::subject_facts(const std::string& spec, std::string& error) {
-  auto it = facts_.find(spec);
-  if (it == facts_.end()) {
-    std::optional<SubjectFacts> f = probe_subject(spec, error);
-    if (!f) return nullptr;
-    it = facts_.emplace(spec, std::move(*f)).first;
-  }
-  return &it->second;
-}
-
 CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& context) {
   using namespace runner;
   CaseResult result;
   const Scenario& s = *spec.scenario;
-  std::string why;
-  // The driver, the name in the report, and the promises judged: a subject's
-  // (spec.subject, through the generic ABI driver) or the engine the roles select.
-  CaseDriver driver = nullptr;
-  std::string engine_name;
-  PromiseSet promised;
-  if (!spec.subject.empty()) {
-    const SubjectFacts* facts = subject_facts(spec.subject, why);
-    if (facts == nullptr) {
-      result.verdict = Verdict::kError;
-      result.message = why;
-      return result;
-    }
-    driver = &run_subject_engine;
-    engine_name = "subject " + facts->name;
-    promised = facts->promises;
-  } else {
-    const SubjectInfo* engine = engine_for(s, why);
-    if (engine == nullptr) {
-      result.verdict = Verdict::kError;
-      result.message = "scenario not supported by the stress runner: " + why;
-      return result;
-    }
-    driver = engine->run_case;
-    engine_name = std::string(engine->name);
-    promised = promises_of_case(*engine, spec.strategy);
+  // The driver, the names and the promises judged were resolved when the case was
+  // planned (case_target.h); a refused target never forks.
+  const CaseTarget& target = spec.target;
+  if (!target.runnable()) {
+    result.verdict = Verdict::kError;
+    result.message = !target.refusal.empty()
+                         ? target.refusal
+                         : "the case has no target: it was not planned by plan_case (plan/plan.h)";
+    return result;
   }
   int pipefd[2];
   if (::pipe(pipefd) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -302,7 +271,7 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);
     ::close(pipefd[0]);
-    child_main(spec, driver, engine_name, pipefd[1], errfd);
+    child_main(spec, pipefd[1], errfd);
   }
   ::close(pipefd[1]);
 
@@ -401,8 +370,8 @@ CaseResult StressRunner::run_case(const CaseSpec& spec, const RunContext& contex
     result.verdict = Verdict::kFail;
     result.message = "crash: " + how;
   }
-  result.subject = engine_name.starts_with("subject ") ? engine_name.substr(8) : engine_name;
-  judge(s.expect, promised, result, forced || !reported);
+  result.subject = target.subject;
+  judge(s.expect, target.promises, result, forced || !reported);
   if (forced && result.verdict == Verdict::kTimeout && !result.sanitizer_reports.empty()) {
     result.message += "\n(and ThreadSanitizer reported " +
                       std::to_string(result.sanitizer_reports.size()) + " finding(s))";

@@ -5,10 +5,10 @@
 //
 //   parent (the CLI thread)                    child
 //   -----------------------                    -----
-//   (a --subject case: the generic ABI driver, runner/engine_subject.h, opens the
+//   (a subject case: the generic ABI driver, runner/engine_subject.h, opens the
 //   subject in the child, so a plugin that crashes or hangs is that case's verdict)
-//   engine_for(scenario)  (error: no fork),
-//   or spec.subject's probed facts (plugin.h)
+//   spec.target (case_target.h): its driver,
+//   or its refusal (error: no fork)
 //   pipe + temp file (in $TMPDIR, unlinked at once); fork  -->  dies with the parent (PDEATHSIG)
 //                                              stderr -> temp file (TSan, TLAB_CHECK)
 //   poll the pipe every 50 ms:                 stress::configure(mutant, fault plans)
@@ -35,31 +35,25 @@
 // expect.at_least requirement is not met, a latency bound is broken, a TSan report
 // appeared, or the child crashed on an invariant; timeout when the child's watchdog
 // fired at the budget (message: every actor's state) or the child had to be killed;
-// error when the scenario's roles/width/clock are not supported or the driver threw.
+// error when the case's target was refused (the scenario's roles, width or clock
+// are not supported, or its subject could not be probed) or the driver threw.
 //
 // Ground rules: run_case from one thread at a time (the CLI's). The parent must be
 // single-threaded when it forks (it is: the CLI runs no threads of its own).
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/sanitizer.h"  // under_tsan() (was declared here)
 #include "runner/runner.h"
-#include "subjects/plugin.h"
 
 namespace tlab::tool {
 
 class StressRunner final : public Runner {
  public:
   CaseResult run_case(const CaseSpec& spec, const RunContext& context) override;
-
- private:
-  // StressRunner::subject_facts: the probed facts of --subject `spec` (once per
-  // spec: a plugin is probed in a child, subjects/plugin.h), or nullptr + error.
-  const SubjectFacts* subject_facts(const std::string& spec, std::string& error);
-  std::map<std::string, SubjectFacts> facts_;
 };
 
 // make_stress_runner: the RunnerFactory main.cc hands to the CLI.

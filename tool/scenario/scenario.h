@@ -35,11 +35,11 @@
 #include <vector>
 
 #include "base/json_input.h"
-#include "oracles/oracles.h"
-#include "runner/sim_spec.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
 #include "tlab/platform/stress_control.h"
+#include "types/expectations.h"
+#include "types/sim_spec.h"
 
 namespace tlab::tool {
 

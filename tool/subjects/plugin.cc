@@ -263,7 +263,8 @@ const tlab_subject* open_subject(const std::string& spec, std::string& error) {
 std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& error) {
   if (exec::is_exec_spec(spec)) {
     // Starting a subject process can take a second (a JVM): once per command. The
-    // CLI and the stress runner both ask, on the CLI thread.
+    // CLI and a case target resolved by spec (case_targets.h) may both ask, on the
+    // CLI thread.
     static std::map<std::string, SubjectFacts> probed;
     if (auto it = probed.find(spec); it != probed.end()) return it->second;
     std::optional<SubjectFacts> f = exec::probe_exec_subject(spec, error);

@@ -25,9 +25,9 @@
 #include <string>
 #include <string_view>
 
-#include "subjects/promise.h"
 #include "subjects/subject_facts.h"
 #include "tlab/subject.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 

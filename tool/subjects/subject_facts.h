@@ -1,7 +1,7 @@
 // tlab/tool/subjects/subject_facts.h: what the CLI knows of a subject without
 // running it: the probe's answer (subjects/plugin.h for a plugin or a built-in
 // row, subjects/exec/exec_subject.h for an exec subject), read by the commands
-// and the stress runner.
+// and by the plan, which resolves each case's target from it (case_targets.h).
 //
 // Cost: none (a plain value). Ground rules: copied freely; no thread rules.
 #pragma once
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 

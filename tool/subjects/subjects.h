@@ -23,12 +23,7 @@
 //   |          | java_timer_heap                | descriptors (builtin/peers.h) | (+ hook)       |
 //   |          |                                | on the generic driver         |                |
 //
-// Each row gives the name, the kind, the promises it makes (promise.h; the
-// oracles judge only those), the roles it accepts, how to run a case on it, its
-// subject-ABI descriptor, and its benchmark hook. A subject is defined once, in
-// its file under builtin/: `tlab check --subject NAME` runs the descriptor, and
-// `tlab compare` measures that same descriptor through the generic ABI path
-// (compare/abi_subject.cc), driven as its hook (bench_hook.h) says. Which engine a scenario exercises is a loop over the
+#include "subjects/bench_hook.h"
 // engine rows in table order: the first row one of whose `primary` roles the
 // scenario has is chosen, and every role present must be in its `accepts`
 // (scenarios/README.md, "Which engine runs", is checked against this table by
@@ -55,8 +50,8 @@
 #include "base/strategies.h"
 #include "scenario/scenario.h"
 #include "subjects/bench_hook.h"
-#include "subjects/promise.h"
 #include "tlab/subject.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 

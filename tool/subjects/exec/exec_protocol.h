@@ -30,7 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool::exec {
 

@@ -1,4 +1,4 @@
-// tlab/tool/runner/sim_spec.h: how a case runs under deterministic simulation
+// tlab/tool/types/sim_spec.h: how a case runs under deterministic simulation
 // (`--sim`): the scheduler's strategy and PCT depth. The seed is the case's.
 //
 // A simulated case runs the same engine and oracles on SimPlatform
@@ -7,6 +7,9 @@
 // jumps to the next deadline when every task is blocked), so a case is a pure
 // function of (scenario, strategy, mutant, seed, operations, SimSpec): replay is
 // exact, bit for bit.
+//
+// A value of types/ (tool/LAYERS): a scenario's run.sim and the runner's CaseSpec
+// both hold one, so it sits below both.
 //
 // Cost: nothing (a plain value). Ground rules: the names are the CLI's and the
 // report's ("random", "pct").

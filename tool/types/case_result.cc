@@ -1,5 +1,5 @@
-// tlab/tool/runner/case_result.cc: see case_result.h.
-#include "runner/case_result.h"
+// tlab/tool/types/case_result.cc: see case_result.h.
+#include "types/case_result.h"
 
 #include <array>
 

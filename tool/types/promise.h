@@ -1,7 +1,7 @@
-// tlab/tool/subjects/promise.h: what a subject promises, as a set the oracles
+// tlab/tool/types/promise.h: what a subject promises, as a set the oracles
 // can be matched against.
 //
-// A subject (subjects.h) declares the promises it makes; each oracle
+// A subject (subjects/subjects.h) declares the promises it makes; each oracle
 // (oracles/oracles.h) judges exactly one promise, or none (a crash is judged
 // for every subject). A case judges the oracles whose promise its subject makes,
 // and the report lists the promises judged, so "pass" always says against what.
@@ -23,6 +23,9 @@
 //   | counter_floor    | a timed wait group's counter never goes below zero            |
 //   | virtual_time     | a capability, not a check: the subject can run on a virtual   |
 //   |                  | clock, so a case replays exactly                              |
+//
+// A value of types/ (tool/LAYERS): the oracles, case results and the subject table
+// all read it, so it sits below all three.
 //
 // Cost: a PromiseSet is one 16-bit mask. Ground rules: constants and values only.
 #pragma once

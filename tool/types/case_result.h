@@ -1,4 +1,4 @@
-// tlab/tool/runner/case_result.h: what one case measured and how it was judged,
+// tlab/tool/types/case_result.h: what one case measured and how it was judged,
 // and its one JSON form.
 //
 // The same type travels the whole way: the case's child process fills it and
@@ -22,6 +22,9 @@
 //   | message           | child or parent                       | string                                    |
 // clang-format on
 //
+// A value of types/ (tool/LAYERS): the runner fills it, the oracles judge it and
+// the report embeds it, so it sits below all three.
+//
 // Cost: O(violations + counters + histogram buckets). Ground rules: a plain value.
 #pragma once
 
@@ -35,7 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/histogram.h"
-#include "subjects/promise.h"
+#include "types/promise.h"
 
 namespace tlab::tool {
 
