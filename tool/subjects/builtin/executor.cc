@@ -223,10 +223,10 @@ struct Loops {
 void run_chunks(Loops* run, std::size_t i) {
   for (int c = 0; c < kChunksPerTask; ++c) {
     if (!run->body(run->ctx, i)) {
-      {
-        std::lock_guard<std::mutex> lk(run->mu);
-        ++run->done;
-      }
+      // Notified under the lock: once run_loops sees the last count it returns and
+      // destroys *run, so the worker must not touch run->cv after releasing mu.
+      std::lock_guard<std::mutex> lk(run->mu);
+      ++run->done;
       run->cv.notify_one();
       return;
     }
