@@ -43,14 +43,45 @@ struct Tally {
   std::vector<std::atomic<int>> cancelled;
 };
 
-// Ticks the metronome until every arming is resolved. Gives up (returns false) once
-// time is well past every deadline and nothing has resolved for 20k rounds: a lost
-// timer never resolves.
+// Runs two passes of every running worker: posts a marker to each and waits until
+// all have run, twice. A marker runs at the start of a worker's run and its poll
+// follows, so once the second markers ran, every running worker has polled at or
+// after the tick published before the call. Waits on the executor's own promise
+// (posted tasks run), not on a clock: a starved worker delays it, never fails it.
 template <class P>
-bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::uint64_t expected) {
+void run_every_worker_twice(Executor<P>& ex, std::size_t workers) {
+  for (int pass = 0; pass < 2; ++pass) {
+    std::atomic<std::size_t> ran{0};
+    std::size_t posted = 0;
+    for (std::size_t w = 0; w < workers; ++w) {
+      // A stopped worker refuses; its timers wait in the merge queue for a tick.
+      if (ex.post(w, [&ran] {
+            ran.fetch_add(1, std::memory_order::acq_rel);
+            ran.notify_one();
+          })) {
+        ++posted;
+      }
+    }
+    for (std::size_t seen = ran.load(std::memory_order::acquire); seen < posted;
+         seen = ran.load(std::memory_order::acquire)) {
+      ran.wait(seen, std::memory_order::acquire);
+    }
+  }
+}
+
+// Ticks the metronome until every arming is resolved. Each round is one tick and
+// two passes of every worker (run_every_worker_twice), so "no progress" is counted
+// in work the workers certainly did, not in how fast this thread spins: once time is
+// past every deadline (200 ticks: the longest delay in these tests is 100 ms), a
+// round that resolves nothing is a round in which every worker polled and found
+// nothing due; 50 such rounds in a row mean a timer is lost. A starved worker
+// slows the rounds down and never ends them early.
+template <class P>
+bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::size_t workers,
+                          std::uint64_t expected) {
   std::uint64_t last = 0;
   int idle = 0;
-  for (int ticks = 0; idle < 20'000; ++ticks) {
+  for (int ticks = 0; idle < 50; ++ticks) {
     const auto s = ex.stats();
     const std::uint64_t resolved = s.fired + s.cancelled;
     if (s.scheduled == expected && resolved == expected) return true;
@@ -58,7 +89,7 @@ bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::uint64_t exp
     last = resolved;
     clock.advance(kRes);
     ex.tick_once();
-    std::this_thread::yield();
+    run_every_worker_twice(ex, workers);
   }
   return false;
 }
@@ -75,14 +106,16 @@ bool drive_until_resolved(ManualClock& clock, Executor<P>& ex, std::uint64_t exp
 TEST(ExecutorThreads, CancelRacingFireHasExactlyOneWinner) {
   constexpr int kTimers = 20'000;
   constexpr Duration kPastTheRace = Duration::milliseconds(100);  // > 40 ticks
-  ManualClock clock;
-  ThreadedEx ex(threaded_config(3), clock);
+  // The timers and their tally outlive the executor (declared first): a failed
+  // ASSERT below returns while workers may still run callbacks, until ~Executor.
   Tally tally(kTimers);
   std::vector<ThreadedEx::Timer> ts;
   ts.reserve(kTimers);
   for (int i = 0; i < kTimers; ++i) {
     ts.push_back(ThreadedEx::make_timer([&tally, i] { tally.fired[i].fetch_add(1); }));
   }
+  ManualClock clock;
+  ThreadedEx ex(threaded_config(3), clock);  // 3 workers: drive_until_resolved below
   std::atomic<int> armed{0};
   std::thread scheduler([&] {
     for (int i = 0; i < kTimers; ++i) {
@@ -118,7 +151,7 @@ TEST(ExecutorThreads, CancelRacingFireHasExactlyOneWinner) {
   scheduler.join();
   for (auto& c : cancellers) c.join();
   driver.join();
-  ASSERT_TRUE(drive_until_resolved(clock, ex, kTimers));
+  ASSERT_TRUE(drive_until_resolved(clock, ex, 3, kTimers));
   EXPECT_EQ(ex.shutdown(), 0u);
   int fired = 0, cancelled = 0;
   for (int i = 0; i < kTimers; ++i) {
@@ -148,14 +181,14 @@ template <class P>
 ChurnOutcome run_churn(int kTimers) {
   using Ex = Executor<P>;
   constexpr std::size_t kWorkers = 3;
-  ManualClock clock;
-  Ex ex(threaded_config<P>(kWorkers), clock);
-  Tally tally(kTimers);
+  Tally tally(kTimers);  // outlives the executor, as in CancelRacingFireHasExactlyOneWinner
   std::vector<typename Ex::Timer> ts;
   ts.reserve(kTimers);
   for (int i = 0; i < kTimers; ++i) {
     ts.push_back(Ex::make_timer([&tally, i] { tally.fired[i].fetch_add(1); }));
   }
+  ManualClock clock;
+  Ex ex(threaded_config<P>(kWorkers), clock);
   std::atomic<int> armed{0};
   std::atomic<bool> done{false};
   std::thread scheduler([&] {
@@ -216,7 +249,7 @@ ChurnOutcome run_churn(int kTimers) {
   done.store(true, std::memory_order::release);
   churn.join();
   driver.join();
-  drive_until_resolved(clock, ex, static_cast<std::uint64_t>(kTimers));
+  drive_until_resolved(clock, ex, kWorkers, static_cast<std::uint64_t>(kTimers));
   ChurnOutcome out;
   out.abandoned = ex.shutdown();
   out.migrated = ex.stats().migrated;
