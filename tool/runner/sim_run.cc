@@ -34,6 +34,14 @@ void sim_sleep_us(std::int64_t us) {
   sim::Scheduler::block(&here, sim::Scheduler::now() + Duration::microseconds(us));
 }
 
+void case_sleep_us(CaseContext& ctx, std::int64_t us) {
+  if (sim::Scheduler::in_task()) {
+    sim_sleep_us(us);
+  } else {
+    sleep_us(ctx, us);
+  }
+}
+
 void run_in_sim(CaseContext& ctx, std::int64_t epoch_ns, const std::function<void()>& body) {
   const SimSpec spec = ctx.spec().sim.value();
   sim::Options o;

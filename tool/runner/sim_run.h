@@ -56,4 +56,9 @@ std::int64_t sim_case_ns(const CaseContext& ctx);
 // yield point when us <= 0). Requires: called from a task of a running simulation.
 void sim_sleep_us(std::int64_t us);
 
+// case_sleep_us: sleeps `us` microseconds of the case's clock (a yield when
+// us <= 0): sim_sleep_us on a task of a running simulation, else sleep_us on the
+// steady clock (case_context.h).
+void case_sleep_us(CaseContext& ctx, std::int64_t us);
+
 }  // namespace tlab::tool::runner

@@ -89,8 +89,7 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
      nullptr,
      {{{"fire_lateness", {}}}},
      nullptr,
-     "its rounds are separated by a std::barrier, which is not a simulation primitive (its "
-     "actors would block outside the scheduler)"},
+     ""},
     {"pool",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
