@@ -16,7 +16,11 @@ std::int64_t g_epoch_ns = 0;
 }  // namespace
 
 std::int64_t sim_case_ns(const CaseContext& ctx) {
-  return ctx.start_ns() + (sim::Scheduler::now().ns() - g_epoch_ns);
+  return sim_case_ns(ctx, sim::Scheduler::now().ns());
+}
+
+std::int64_t sim_case_ns(const CaseContext& ctx, std::int64_t virtual_ns) {
+  return ctx.start_ns() + (virtual_ns - g_epoch_ns);
 }
 
 std::uint64_t sim_max_steps(std::uint64_t operations) {
