@@ -63,7 +63,8 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
      // `--subject executor`: the executor as a program uses it (2 workers that never
      // stop), on the generic driver; its promises are the descriptor's
      // (builtin/executor.h), which has no pending count and no thrower.
-     &builtin::executor_abi},
+     &builtin::executor_abi,
+     ""},
     {"timed_mutex",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
