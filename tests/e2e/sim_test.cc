@@ -3,8 +3,9 @@
 // --sim random` on the built-in suite gives the same verdict, violations, counters
 // and histograms in every run (TLAB_SIM_RUNS runs, default 2; the `slow` entry
 // runs 20), a recorded simulated failure replays exactly (exit 1), a tampered
-// record does not (exit 4), and bad --sim input is exit 2. No timing: a simulated
-// case is a pure function of its seed.
+// record does not (exit 4), every engine (the wait group, coroutine loop and
+// executor included) runs simulated and replays exactly, and bad --sim input is
+// exit 2. No timing: a simulated case is a pure function of its seed.
 //
 // But its wall time is not: every switch between tasks is a hand-off between two
 // threads, which a machine whose cores are busy serves late. The built-in suite
@@ -205,8 +206,9 @@ TEST(SimTest, MinimiseShrinksToAShortScheduleThatReplays) {
 }
 
 // Bad --sim input is exit 2 naming the flag or the file: --pct-depth with a random
-// walk, --pct-depth without --sim, a named scenario whose engine cannot run in
-// simulation, and --sim with --subject.
+// walk, --pct-depth without --sim, a named scenario that cannot run in simulation
+// (one on a built-in subject: the generic driver is not ported), and --sim with
+// --subject.
 TEST(SimTest, BadSimInputIsExitTwo) {
   Result r = tlab({"run", "--sim", "random", "--pct-depth", "2"});
   EXPECT_EQ(r.code, 2);
@@ -214,24 +216,73 @@ TEST(SimTest, BadSimInputIsExitTwo) {
   r = tlab({"run", "--pct-depth", "2"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--sim"), std::string::npos) << r.err;
-  r = tlab({"run", "--sim", "pct", kScenarios + "wait_group_timeout.json"});
+  r = tlab({"run", "--sim", "pct", kScenarios + "sharded_races.json"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("wait_group_timeout.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sharded_races.json: /engine/subject"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--sim cannot run this scenario"), std::string::npos) << r.err;
   r = tlab({"run", "--sim", "pct", "--subject", "libuv"});
   EXPECT_EQ(r.code, 2) << r.err;
 }
 
-// The built-in suite under --sim skips, by name and reason, the scenarios whose
-// engine has no simulation, and runs the rest.
+// The built-in suite under --sim skips, by name and reason, the scenarios it cannot
+// simulate (only the one on a built-in subject), and runs the rest: every engine,
+// the wait group, coroutine loop and executor included.
 TEST(SimTest, SuiteSaysWhichScenariosCannotRun) {
   const Result r =
       tlab({"run", "--sim", "random", "--operations", "50", "--budget", kBudget, "--json"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("--sim: skipping worker_churn (engine executor"), std::string::npos)
+  EXPECT_NE(r.err.find("--sim: skipping sharded_races (engine.subject sharded_service"),
+            std::string::npos)
       << r.err;
+  EXPECT_EQ(r.err.find("does not run under simulation"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("not ported to SimPlatform yet"), std::string::npos) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  for (const nlohmann::json& c : j.at("cases")) EXPECT_TRUE(c.contains("sim")) << c.at("id");
+  std::set<std::string> scenarios;
+  for (const nlohmann::json& c : j.at("cases")) {
+    EXPECT_TRUE(c.contains("sim")) << c.at("id");
+    scenarios.insert(c.at("scenario").get<std::string>());
+  }
+  for (const char* s : {"wait_group_timeout", "coroutine_timeouts", "worker_churn"}) {
+    EXPECT_TRUE(scenarios.contains(s)) << s;
+  }
+}
+
+// The engines whose drivers were ported last (wait group, coroutine loop, executor)
+// run under --sim and replay exactly: a clean case under each strategy kind, and
+// a failure under one of the executor's mutants (a stopping worker drops its
+// timers), each reproduced bit for bit, schedule hash included.
+TEST(SimTest, WaitGroupCoroutineAndExecutorReplayExactly) {
+  struct Case {
+    std::string scenario, strategy, sim, mutant;
+    int code;
+  };
+  const std::vector<Case> cases{
+      {"wait_group_timeout", "hashed_wheel", "random", "", 0},
+      {"wait_group_timeout", "binary_heap", "pct", "", 0},
+      {"coroutine_timeouts", "sorted_list", "random", "", 0},
+      {"worker_churn", "per_worker_wheel", "pct", "", 0},
+      {"worker_churn", "per_worker_wheel", "random", "worker_drop_on_shutdown", 1},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    const std::string file = path("ported" + std::to_string(n++) + ".json");
+    std::vector<std::string> args{"run",   kScenarios + c.scenario + ".json",
+                                  "--strategy", c.strategy,
+                                  "--sim", c.sim,
+                                  "--operations", "300",
+                                  "--budget", kBudget,
+                                  "--report", file};
+    if (!c.mutant.empty()) args.insert(args.end(), {"--mutant", c.mutant});
+    const Result r = tlab(args);
+    ASSERT_EQ(r.code, c.code) << c.scenario << r.out << r.err;
+    const nlohmann::json j = valid_report(file);
+    const std::string id = j["cases"][0].at("id").get<std::string>();
+    EXPECT_TRUE(j["cases"][0]["counters"].contains("sim_trace_hash")) << id;
+    const Result rp = tlab({"replay", file, "--case", id, "--repeat", "2"});
+    EXPECT_EQ(rp.code, c.code) << id << rp.err;
+    EXPECT_NE(rp.err.find("reproduced exactly in simulation 2/2"), std::string::npos)
+        << id << rp.err;
+  }
 }
 
 }  // namespace

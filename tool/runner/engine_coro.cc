@@ -1,5 +1,8 @@
 // tlab/tool/runner/engine_coro.cc: the kCoroutine engine (engines.h): coroutines on
-// EventLoop<Q, StressPlatform> (the case's strategy is the loop's timer queue).
+// EventLoop<Q, P> (the case's strategy is the loop's timer queue), P = StressPlatform
+// on the steady clock, or SimPlatform under deterministic simulation (run_in_sim:
+// the loop thread is the driver task, and its waits for the next deadline are
+// timed blocks on virtual time, so a run replays exactly).
 //
 // Every coroutine_task actor is one coroutine; each operation is
 //   co_await with_timeout(loop, sleep_for(loop, delay_us), timeout_us)
@@ -11,15 +14,19 @@
 // before its duration), task_exceptions (an
 // exception escaped a spawned coroutine), conservation (timer entries left in the
 // loop's queue once every coroutine finished: a timer that was never cancelled).
+#include <string>
 #include <thread>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "runner/engines.h"
+#include "runner/sim_run.h"
 #include "tlab/coro/event_loop.h"
 #include "tlab/coro/sleep_for.h"
 #include "tlab/coro/task.h"
 #include "tlab/coro/with_timeout.h"
+#include "tlab/platform/sim_platform.h"
 #include "tlab/platform/stress_platform.h"
 #include "tlab/queue/strategy.h"
 
@@ -27,17 +34,16 @@ namespace tlab::tool::runner {
 
 namespace {
 
-using P = StressPlatform;
-
-template <template <class, class> class QueueT>
+template <template <class, class> class QueueT, class P>
 class CoroCase {
  public:
   using Loop = EventLoop<QueueT, P>;
+  static constexpr bool kSim = std::is_same_v<P, SimPlatform>;
 
   explicit CoroCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
 
   void run() {
-    SteadyClock clock;
+    typename P::Clock clock;
     Loop loop(clock, queue_config_of(s_));
     struct Ref {
       const Actor* a;
@@ -74,7 +80,7 @@ class CoroCase {
           fmt::format("{} timer entr{} left in the loop's queue at {} after every coroutine "
                       "finished (armed = fired + cancelled + pending does not close: a timer "
                       "whose race was over was never cancelled)",
-                      left, left == 1 ? "y" : "ies", ctx_.at(steady_ns())));
+                      left, left == 1 ? "y" : "ies", at(loop.now().ns())));
     }
   }
 
@@ -99,11 +105,17 @@ class CoroCase {
       if (back < own) {
         ctx_.violation(Oracle::kEarlyFire,
                        fmt::format("{}: the {} (due {}) won at {}, {} early", st.name,
-                                   done ? "sleep" : "timeout", ctx_.at(own), ctx_.at(back),
+                                   done ? "sleep" : "timeout", at(own), at(back),
                                    fmt_ns(own - back)));
       }
     }
     st.set(Phase::kDone);
+  }
+
+  // at: an instant of the loop's clock in ctx_'s timeline ("t=1.234ms").
+  std::string at(std::int64_t loop_ns) const {
+    if constexpr (kSim) return ctx_.at(sim_case_ns(ctx_, loop_ns));
+    return ctx_.at(loop_ns);
   }
 
   CaseContext& ctx_;
@@ -116,8 +128,17 @@ class CoroCase {
 void run_coroutine_engine(CaseContext& ctx) {
   const auto strategy = strategy_from_name(ctx.spec().strategy);
   if (!strategy) throw std::invalid_argument("unknown strategy " + ctx.spec().strategy);
-  with_queue_template(*strategy,
-                      [&]<template <class, class> class Q>() { CoroCase<Q>(ctx).run(); });
+  if (!ctx.spec().sim) {
+    with_queue_template(*strategy, [&]<template <class, class> class Q>() {
+      CoroCase<Q, StressPlatform>(ctx).run();
+    });
+    return;
+  }
+  run_in_sim(ctx, sim::kSimEpoch, [&] {
+    with_queue_template(*strategy, [&]<template <class, class> class Q>() {
+      CoroCase<Q, SimPlatform>(ctx).run();
+    });
+  });
 }
 
 }  // namespace tlab::tool::runner

@@ -1,5 +1,10 @@
 // tlab/tool/runner/engine_executor.cc: the kExecutor engine (engines.h): seed 003's
-// Executor<StressPlatform> with worker churn.
+// Executor<P> with worker churn, P = StressPlatform on real threads, or SimPlatform
+// under deterministic simulation (run_in_sim): the actors, the workers and the
+// metronome are tasks of one seeded scheduler on virtual time, the runner's own
+// locks are SimMutexes (a handle's lock is held across Executor::cancel, a
+// scheduling point), and the drain and shutdown are bounded by virtual time and by
+// the scheduler (a shutdown that never returns ends the run as a deadlock).
 //
 // The executor always uses its per-worker wheels (that is its design, seed 003); the
 // case's strategy is recorded but not used, and the message says so.
@@ -36,21 +41,30 @@
 // worker stop, kept to the end because a stop's ledger is judged after shutdown().
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <type_traits>
 
 #include <fmt/format.h>
 
 #include "base/stall_clock.h"
 #include "runner/engines.h"
+#include "runner/sim_run.h"
 #include "tlab/executor.h"
+#include "tlab/platform/sim_platform.h"
 #include "tlab/platform/stress_platform.h"
 
 namespace tlab::tool::runner {
 
 namespace {
 
-using P = StressPlatform;
-using Exec = Executor<P>;
+template <class P>
+inline constexpr bool kSim = std::is_same_v<P, SimPlatform>;
+
+// The runner's own locks: std::mutex on real threads; simulated, SimMutex, since
+// some are held across scheduling points (Handle::mu across Executor::cancel).
+template <class P>
+using CaseMutex = std::conditional_t<kSim<P>, SimMutex, std::mutex>;
 
 enum class HState : std::uint8_t { kIdle, kArmed, kFired, kCancelled };
 
@@ -76,27 +90,35 @@ struct StopRecord {
 // or a canceller's cancel won; the scheduler's own winning cancel re-arms it); then
 // the counters hold its outcome and the live list drops it, so records cost O(live
 // handles), not O(operations). A later fire (a bug) still finds it via the callback.
+template <class P>
 struct Handle {
   std::uint64_t id = 0;
   const std::string* owner = nullptr;  // ActorState::name: outlives the case
   bool thrower = false;
   std::size_t live_at = 0;  // handles_mu_: index in live_ while live
   std::uint64_t stop = 0;   // 1-based index into stops_ if a stop window's task arms it
-  std::mutex mu;
+  CaseMutex<P> mu;
   HState state = HState::kArmed;  // mu; kIdle until a stop window's task arms it
   std::uint64_t seq = 0;          // mu: armings of this handle
   std::int64_t deadline = 0;      // mu: current arming's deadline
   std::uint64_t fires = 0;        // mu
 };
 
+template <class P>
 class ExecutorCase {
  public:
+  using Exec = Executor<P>;
+  using Stats = typename Exec::Stats;
+  using Timer = typename Exec::Timer;
+  using Handle = runner::Handle<P>;
+  using Mutex = CaseMutex<P>;
+
   explicit ExecutorCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
 
   void run() {
     ctx_.note(fmt::format("the executor uses per-worker wheels by design; strategy {} is not used",
                           ctx_.spec().strategy));
-    Exec::Config cfg;
+    typename Exec::Config cfg;
     cfg.workers = static_cast<std::size_t>(s_.engine.workers);
     cfg.resolution = Duration::microseconds(s_.engine.tick_us);
     exec_ = std::make_unique<Exec>(cfg, clock_);
@@ -123,7 +145,7 @@ class ExecutorCase {
       }
     }
     ctx_.actors_ready();
-    std::vector<std::thread> producers, others;
+    std::vector<ThreadOf<P>> producers, others;
     for (Run& r : runs) {
       auto body = [this, r]() mutable {
         stress::seed_thread(ctx_.thread_seed(r.index));
@@ -143,7 +165,7 @@ class ExecutorCase {
         r.st->set(Phase::kDone);
       };
       const bool producer = r.a->role == Role::kScheduler || r.a->role == Role::kThrower;
-      (producer ? producers : others).emplace_back(body);
+      (producer ? producers : others).push_back(spawn_thread<P>(body));
     }
     for (auto& t : producers) t.join();
     producers_done_.store(true, std::memory_order::release);  // pairs with the loops' acquire
@@ -154,10 +176,15 @@ class ExecutorCase {
  private:
   struct Live {
     std::shared_ptr<Handle> h;
-    Exec::Timer timer;
+    Timer timer;
   };
 
   std::int64_t now() const { return clock_.now().ns(); }
+  // at: an instant of clock_ in ctx_'s timeline ("t=1.234ms").
+  std::string at(std::int64_t clock_ns) const {
+    if constexpr (kSim<P>) return ctx_.at(sim_case_ns(ctx_, clock_ns));
+    return ctx_.at(clock_ns);
+  }
 
   std::uint64_t live_count() {
     std::lock_guard lk(handles_mu_);
@@ -187,18 +214,18 @@ class ExecutorCase {
             Oracle::kFiredAfterCancel,
             fmt::format("handle #{} of {}: arming {} was cancelled (cancel returned true) yet "
                         "fired at {}",
-                        h->id, *h->owner, h->seq, ctx_.at(t)));
+                        h->id, *h->owner, h->seq, at(t)));
       } else if (h->state == HState::kFired) {
         ctx_.violation(Oracle::kDoubleResume,
                        fmt::format("handle #{} of {}: arming {} fired twice (again at {})", h->id,
-                                   *h->owner, h->seq, ctx_.at(t)));
+                                   *h->owner, h->seq, at(t)));
       }
       if (t < deadline) {
         ctx_.violation(
             Oracle::kEarlyFire,
             fmt::format("handle #{} of {}: fired at {}, {} before the deadline {} of its "
                         "current arming {} (an entry of an earlier arming fired)",
-                        h->id, *h->owner, ctx_.at(t), fmt_ns(deadline - t), ctx_.at(deadline),
+                        h->id, *h->owner, at(t), fmt_ns(deadline - t), at(deadline),
                         h->seq));
       }
       if (h->state == HState::kArmed) {
@@ -248,7 +275,7 @@ class ExecutorCase {
   }
 
   // `log` is null on a worker (a stop window's task): actor logs are single-threaded.
-  void arm(Handle& h, const Exec::Timer& timer, Duration d, ActorLog* log) {
+  void arm(Handle& h, const Timer& timer, Duration d, ActorLog* log) {
     const std::int64_t t0 = now();
     {
       std::lock_guard lk(h.mu);
@@ -262,7 +289,7 @@ class ExecutorCase {
   }
 
   // cancel: `rearm` says the caller re-arms the handle after a win (it stays live).
-  bool cancel(Handle& h, const Exec::Timer& timer, ActorLog& log, bool rearm) {
+  bool cancel(Handle& h, const Timer& timer, ActorLog& log, bool rearm) {
     {
       std::lock_guard lk(h.mu);
       if (h.state != HState::kArmed) return false;
@@ -283,11 +310,11 @@ class ExecutorCase {
     while (ctx_.take_op(quota)) {
       while (live_count() >= s_.run.max_pending && !ctx_.stopping()) {
         st.set(Phase::kWaiting);
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        case_sleep_us(ctx_, 100);
       }
       const Live l = new_live(&st.name, thrower, 0);
       Handle* h = l.h.get();
-      const Exec::Timer& timer = l.timer;
+      const Timer& timer = l.timer;
       const std::int64_t d_us = a.delay_us->sample(rng);
       st.set(Phase::kWorking, h->id);
       arm(*h, timer, Duration::microseconds(d_us), &log);
@@ -304,7 +331,7 @@ class ExecutorCase {
   void canceller_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log) {
     while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
       st.set(Phase::kSleeping);
-      sleep_us(ctx_, a.delay_us->sample(rng));
+      case_sleep_us(ctx_, a.delay_us->sample(rng));
       Live l;
       {
         std::lock_guard lk(handles_mu_);
@@ -323,11 +350,11 @@ class ExecutorCase {
     const std::size_t n = static_cast<std::size_t>(s_.engine.workers);
     while (!producers_done_.load(std::memory_order::acquire) && !ctx_.stopping()) {
       st.set(Phase::kSleeping);
-      sleep_us(ctx_, a.period_us->sample(rng));
+      case_sleep_us(ctx_, a.period_us->sample(rng));
       const std::size_t w = std::uniform_int_distribution<std::size_t>(0, n - 1)(rng);
       st.set(Phase::kWorking, w + 1);
       stop_with_window(w, false, &st.name, Duration::microseconds(a.period_us->sample(rng)));
-      std::this_thread::yield();
+      case_sleep_us(ctx_, 0);
       exec_->start_worker(w);
       st.ops.fetch_add(1, std::memory_order::relaxed);
     }
@@ -346,13 +373,13 @@ class ExecutorCase {
       gate.store(1, std::memory_order::release);  // pairs with the stopper's acquire
       // acquire: pairs with the stopper's release store of 2.
       while (gate.load(std::memory_order::acquire) < 2 && !ctx_.stopping()) {
-        std::this_thread::yield();
+        case_sleep_us(ctx_, 0);
       }
-      sleep_us(ctx_, kDrainHoldUs);
+      case_sleep_us(ctx_, kDrainHoldUs);
     });
     // acquire: pairs with the holding task's release store of 1.
     while (held && gate.load(std::memory_order::acquire) < 1 && !ctx_.stopping()) {
-      std::this_thread::yield();
+      case_sleep_us(ctx_, 0);
     }
     for (int i = 0; i < kWindowTasks; ++i) {
       const Live l = new_live(owner, false, stop);
@@ -373,17 +400,18 @@ class ExecutorCase {
     const std::int64_t horizon = now();
     const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
     // The drain's limit is counted on the stall clock (stall_clock.h): workers
-    // starved of CPU on a loaded machine are given the time they lost.
+    // starved of CPU on a loaded machine are given the time they lost. Simulated,
+    // on virtual time, where nobody starves.
     const std::int64_t drain_ns =
         std::min(budget_third, std::max<std::int64_t>(100'000'000, 40 * s_.engine.tick_us * 1000));
     for (;;) {
       const bool settled = armed_due_by(horizon).empty();
-      if (settled || stall_clock().effective_ns(horizon, now()) >= drain_ns || ctx_.stopping()) {
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const std::int64_t waited =
+          kSim<P> ? now() - horizon : stall_clock().effective_ns(horizon, now());
+      if (settled || waited >= drain_ns || ctx_.stopping()) break;
+      case_sleep_us(ctx_, 1000);
     }
-    const Exec::Stats st = exec_->stats();
+    const Stats st = exec_->stats();
     for (const std::shared_ptr<Handle>& hp : armed_due_by(ctx_.stopping() ? INT64_MIN : horizon)) {
       const Handle& h = *hp;
       std::lock_guard lk(hp->mu);
@@ -392,7 +420,7 @@ class ExecutorCase {
             Oracle::kLostTimer,
             fmt::format("handle #{} of {}: arming {} due at {} never fired nor was cancelled by "
                         "{} (after {} worker stops)",
-                        h.id, *h.owner, h.seq, ctx_.at(h.deadline), ctx_.at(now()), st.migrated));
+                        h.id, *h.owner, h.seq, at(h.deadline), at(now()), st.migrated));
       }
     }
     ctx_.set_counter("executor_migrated", st.migrated);
@@ -404,7 +432,28 @@ class ExecutorCase {
         stop_with_window(w, true, &kDrainName, Duration::microseconds(s_.engine.tick_us));
       }
     }
-    // Shut down with a bound: a worker that cannot be stopped ends the child.
+    if constexpr (kSim<P>) {
+      // A shutdown that never returns leaves every task blocked (or spinning): the
+      // scheduler ends the run as a deadlock (lost_wakeup) or at its step limit.
+      returned_ = exec_->shutdown();
+    } else {
+      shutdown_bounded();
+    }
+    const std::uint64_t thrown = thrown_.load();
+    const Stats after = exec_->stats();
+    check_conservation(after);
+    check_stop_conservation();
+    if (after.callback_errors != thrown) {
+      ctx_.violation(
+          Oracle::kTaskExceptions,
+          fmt::format("{} thrower callbacks threw but the executor counted {} callback errors",
+                      thrown, after.callback_errors));
+    }
+  }
+
+  // Shuts down with a bound on real threads: a worker that cannot be stopped ends
+  // the child.
+  void shutdown_bounded() {
     auto done = std::make_shared<std::atomic<bool>>(false);
     std::thread t([this, done] {
       returned_ = exec_->shutdown();
@@ -425,16 +474,6 @@ class ExecutorCase {
       emit_and_exit(ctx_, std::nullopt, "engine executor: shutdown hung; the case process exits");
     }
     t.join();
-    const std::uint64_t thrown = thrown_.load();
-    const Exec::Stats after = exec_->stats();
-    check_conservation(after);
-    check_stop_conservation();
-    if (after.callback_errors != thrown) {
-      ctx_.violation(
-          Oracle::kTaskExceptions,
-          fmt::format("{} thrower callbacks threw but the executor counted {} callback errors",
-                      thrown, after.callback_errors));
-    }
   }
 
   // Conservation, checked only once the executor is quiescent (after shutdown()
@@ -442,7 +481,7 @@ class ExecutorCase {
   // firing, so the runner's counters, its handle scan and Executor::stats() would
   // be read at different moments and disagree without any bug. Timers still
   // pending at shutdown are abandoned by the executor and stay armed here.
-  void check_conservation(const typename Exec::Stats& after) {
+  void check_conservation(const Stats& after) {
     const std::uint64_t open = armed_due_by(INT64_MAX).size();
     const std::uint64_t armings = armings_.load(), fired = fired_.load(),
                         cancelled = cancelled_.load();
@@ -502,7 +541,7 @@ class ExecutorCase {
         led.first_bad = fmt::format(
             "handle #{} due at {} ended {} times (fires {}, cancelled {}, returned {}; {} in "
             "the executor)",
-            h.id, ctx_.at(h.deadline), ends, h.fires, cancelled, returned ? 1 : 0,
+            h.id, at(h.deadline), ends, h.fires, cancelled, returned ? 1 : 0,
             TimerCell<P>::pending(l.timer->state()) ? "still pending" : "resolved");
       }
     }
@@ -527,17 +566,17 @@ class ExecutorCase {
 
   CaseContext& ctx_;
   const Scenario& s_;
-  SteadyClock clock_;
+  typename P::Clock clock_;
   std::unique_ptr<Exec> exec_;
   ActorLog* workers_log_ = nullptr;  // log_mu_
-  std::mutex log_mu_;
-  std::mutex handles_mu_;
+  Mutex log_mu_;
+  Mutex handles_mu_;
   std::vector<Live> live_;    // handles_mu_: unresolved handles (Handle says when one leaves)
   std::uint64_t next_id_ = 0;  // handles_mu_
   std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
   std::vector<Live> window_;  // handles_mu_ (appended); every stop window's handle
   std::atomic<bool> producers_done_{false};
-  std::mutex stops_mu_;
+  Mutex stops_mu_;
   std::deque<StopRecord> stops_;  // appended under stops_mu_; read after the joins
   std::size_t returned_ = 0;      // shutdown()'s count; read after its thread is joined
 };
@@ -545,8 +584,11 @@ class ExecutorCase {
 }  // namespace
 
 void run_executor_engine(CaseContext& ctx) {
-  ExecutorCase c(ctx);
-  c.run();
+  if (!ctx.spec().sim) {
+    ExecutorCase<StressPlatform>(ctx).run();
+    return;
+  }
+  run_in_sim(ctx, sim::kSimEpoch, [&] { ExecutorCase<SimPlatform>(ctx).run(); });
 }
 
 }  // namespace tlab::tool::runner

@@ -1,6 +1,6 @@
 // tlab/tool/runner/engine_sync.cc: the kMutex, kWaitGroup and kPool engines
-// (engines.h) on real threads; the cases are sync_cases.h, the simulated mutex and
-// pool cases engine_sync_sim.cc.
+// (engines.h) on real threads; the cases are sync_cases.h, the simulated ones
+// engine_sync_sim.cc.
 #include "runner/sync_cases.h"
 
 namespace tlab::tool::runner {
@@ -17,7 +17,11 @@ void run_mutex_engine(CaseContext& ctx) {
 }
 
 void run_wait_group_engine(CaseContext& ctx) {
-  on_strategy<StressPlatform>(ctx, [&]<class Q>() { wait_group_case<Q>(ctx); });
+  if (ctx.spec().sim) {
+    run_wait_group_engine_sim(ctx);
+    return;
+  }
+  on_strategy<StressPlatform>(ctx, [&]<class Q>() { wait_group_case<Q, StressPlatform>(ctx); });
 }
 
 void run_pool_engine(CaseContext& ctx) {

@@ -79,6 +79,7 @@ void run_executor_engine(CaseContext& ctx);
 void run_mutex_engine(CaseContext& ctx);
 void run_mutex_engine_sim(CaseContext& ctx);  // ctx.spec().sim: run_mutex_engine calls it
 void run_wait_group_engine(CaseContext& ctx);
+void run_wait_group_engine_sim(CaseContext& ctx);  // ctx.spec().sim: run_wait_group_engine calls it
 void run_pool_engine(CaseContext& ctx);
 void run_pool_engine_sim(CaseContext& ctx);  // ctx.spec().sim: run_pool_engine calls it
 void run_coroutine_engine(CaseContext& ctx);

@@ -16,7 +16,11 @@ std::int64_t g_epoch_ns = 0;
 }  // namespace
 
 std::int64_t sim_case_ns(const CaseContext& ctx) {
-  return ctx.start_ns() + (sim::Scheduler::now().ns() - g_epoch_ns);
+  return sim_case_ns(ctx, sim::Scheduler::now().ns());
+}
+
+std::int64_t sim_case_ns(const CaseContext& ctx, std::int64_t virtual_ns) {
+  return ctx.start_ns() + (virtual_ns - g_epoch_ns);
 }
 
 std::uint64_t sim_max_steps(std::uint64_t operations) {
@@ -32,6 +36,14 @@ void sim_sleep_us(std::int64_t us) {
   }
   int here = 0;  // a private address: nobody wakes it, the deadline does
   sim::Scheduler::block(&here, sim::Scheduler::now() + Duration::microseconds(us));
+}
+
+void case_sleep_us(CaseContext& ctx, std::int64_t us) {
+  if (sim::Scheduler::in_task()) {
+    sim_sleep_us(us);
+  } else {
+    sleep_us(ctx, us);
+  }
 }
 
 void run_in_sim(CaseContext& ctx, std::int64_t epoch_ns, const std::function<void()>& body) {

@@ -51,9 +51,17 @@ std::uint64_t sim_max_steps(std::uint64_t operations);
 // engines compute on the steady clock (deadlines, ctx.at()) reads the same.
 // Requires: called from a task of a run_in_sim.
 std::int64_t sim_case_ns(const CaseContext& ctx);
+// sim_case_ns(ctx, virtual_ns): an instant of the run's virtual clock (SimClock's
+// ns) mapped into `ctx`'s steady frame the same way.
+std::int64_t sim_case_ns(const CaseContext& ctx, std::int64_t virtual_ns);
 
 // sim_sleep_us: blocks the calling task for `us` microseconds of virtual time (a
 // yield point when us <= 0). Requires: called from a task of a running simulation.
 void sim_sleep_us(std::int64_t us);
+
+// case_sleep_us: sleeps `us` microseconds of the case's clock (a yield when
+// us <= 0): sim_sleep_us on a task of a running simulation, else sleep_us on the
+// steady clock (case_context.h).
+void case_sleep_us(CaseContext& ctx, std::int64_t us);
 
 }  // namespace tlab::tool::runner

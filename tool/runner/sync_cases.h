@@ -1,7 +1,7 @@
 // tlab/tool/runner/sync_cases.h: the kMutex, kWaitGroup and kPool engines' cases
 // (engine_sync.cc), templated over the Platform: StressPlatform on real threads,
-// and SimPlatform for the mutex and pool cases under deterministic simulation
-// (engine_sync_sim.cc, runner/sim_run.h).
+// and SimPlatform under deterministic simulation (engine_sync_sim.cc,
+// runner/sim_run.h).
 //
 //   kMutex     mutex_contender: lock_for(timeout_us) on one TimedMutex; holds it
 //              hold_us. Oracles: mutual_exclusion (two holders at once, checked
@@ -10,8 +10,8 @@
 //              lost_wakeup (the mutex held by nobody at the end: a hand-off lost).
 //   kWaitGroup rounds, one per operation: a TimedWaitGroup add(members); each
 //              wait_group_member calls done() after delay_us, each
-//              wait_group_waiter wait_for(timeout_us); a std::barrier separates
-//              rounds. Oracles: wait_group_negative (pending() < 0 after a done()),
+//              wait_group_waiter wait_for(timeout_us); a RoundBarrier<P>
+//              separates rounds. Oracles: wait_group_negative (pending() < 0 after a done()),
 //              early_fire (false before the timeout), wrong_result (true while a
 //              member had not called done()).
 //   kPool      pool_client: checkout_for(timeout_us) on Pool<int> of
@@ -22,9 +22,9 @@
 // Under simulation every actor and the service's timer thread are tasks of one
 // seeded scheduler: times are virtual, mapped into the case's steady frame
 // (case_ns), holds are timed blocks, and a lost hand-off leaves every task blocked,
-// which the scheduler ends as a lost_wakeup. The wait-group case stays on real
-// threads: its rounds are separated by std::barrier, which is not a simulation
-// primitive (subjects.cc says so under --sim).
+// which the scheduler ends as a lost_wakeup. The wait group's rounds are separated
+// by RoundBarrier<P>, built on P::Mutex and P::CondVar, so under simulation its
+// actors block inside the scheduler too.
 //
 // Cost: the actors' operations. Ground rules: each case runs on the case child's
 // main thread, or on the simulation's driver task; it joins every actor. Memory
@@ -32,7 +32,6 @@
 // counters are relaxed and read after the joins.
 #pragma once
 
-#include <barrier>
 #include <deque>
 #include <thread>
 #include <type_traits>
@@ -99,19 +98,47 @@ void run_threads(CaseContext& ctx, std::vector<ActorRef>& actors, F&& body) {
   for (auto& t : threads) t.join();
 }
 
-// Holds for `us` microseconds: short holds spin (a sleep would be 50 us at best);
-// simulated, a timed block on virtual time.
+// Holds for `us` microseconds: short holds spin on real threads (a sleep would be
+// 50 us at best); simulated, a timed block on virtual time.
 template <class P>
 void hold_for(CaseContext& ctx, std::int64_t us) {
-  if constexpr (kSimulated<P>) {
-    sim_sleep_us(us);
-  } else if (us < 50) {
+  if (!kSimulated<P> && us < 50) {
     const std::int64_t end = steady_ns() + us * 1000;
     while (steady_ns() < end) std::this_thread::yield();
   } else {
-    sleep_us(ctx, us);
+    case_sleep_us(ctx, us);
   }
 }
+
+// RoundBarrier: std::barrier's arrive_and_wait on P::Mutex and P::CondVar, so it
+// blocks inside the simulation's scheduler under SimPlatform (a std::barrier would
+// block outside it). A generation count tells a round's release from the next
+// round's arrivals. Memory ordering: mu_ orders what a party wrote before it
+// arrived before what every party reads after the release.
+template <class P>
+class RoundBarrier {
+ public:
+  explicit RoundBarrier(std::size_t parties) : parties_(parties) {}
+
+  void arrive_and_wait() {
+    typename P::Lock lk(mu_);
+    const std::uint64_t round = round_;
+    if (++arrived_ == parties_) {
+      arrived_ = 0;
+      ++round_;
+      P::notify_all(cv_);
+      return;
+    }
+    while (round_ == round) P::wait(cv_, lk);
+  }
+
+ private:
+  const std::size_t parties_;
+  typename P::Mutex mu_;
+  typename P::CondVar cv_;
+  std::size_t arrived_ = 0;  // mu_
+  std::uint64_t round_ = 0;  // mu_: releases so far
+};
 
 inline void early_check(CaseContext& ctx, const ActorState& st, std::int64_t back, std::int64_t deadline,
                  const char* what) {
@@ -205,13 +232,13 @@ void mutex_case(CaseContext& ctx) {
 
 // ---- wait group ----------------------------------------------------------------------
 
-template <class Q, class P = StressPlatform>
+template <class Q, class P>
 void wait_group_case(CaseContext& ctx) {
   TimerService<Q, P> service(TimerServiceOptions{true, queue_config_of(ctx.scenario())});
   std::vector<ActorRef> actors = make_actors(ctx);
   int members = 0;
   for (const ActorRef& r : actors) members += r.a->role == Role::kWaitGroupMember;
-  std::barrier<> sync(static_cast<std::ptrdiff_t>(actors.size() + 1));
+  RoundBarrier<P> sync(actors.size() + 1);
   std::unique_ptr<TimedWaitGroup<P>> group;  // replaced by the driver between rounds
   std::atomic<int> done_calls{0};
   bool quit = false;  // written by the driver before the first barrier of a round
@@ -221,9 +248,9 @@ void wait_group_case(CaseContext& ctx) {
   // times the group out for every waiter, so that is what "early" is measured to.
   std::atomic<std::int64_t> min_deadline{INT64_MAX};
   ctx.actors_ready();
-  std::vector<std::thread> threads;
+  std::vector<ThreadOf<P>> threads;
   for (ActorRef& r : actors) {
-    threads.emplace_back([&, r]() mutable {
+    threads.push_back(spawn_thread<P>([&, r]() mutable {
       stress::seed_thread(ctx.thread_seed(r.index));
       std::mt19937_64 rng = ctx.rng_for(r.index);
       ActorLog& log = ctx.log_of(*r.st);
@@ -233,7 +260,7 @@ void wait_group_case(CaseContext& ctx) {
         if (quit) break;
         if (r.a->role == Role::kWaitGroupMember) {
           r.st->set(Phase::kSleeping);
-          sleep_us(ctx, r.a->delay_us->sample(rng));
+          case_sleep_us(ctx, r.a->delay_us->sample(rng));
           // Counted BEFORE done(): a waiter that sees the group complete must see
           // every member's count (acq_rel pairs with the waiter's acquire load).
           done_calls.fetch_add(1, std::memory_order::acq_rel);
@@ -244,20 +271,23 @@ void wait_group_case(CaseContext& ctx) {
                 Oracle::kWaitGroupNegative,
                 fmt::format("{}: done() at {} left the wait group's counter at {} (a done() "
                             "after the timeout decremented a zeroed counter)",
-                            r.st->name, ctx.at(steady_ns()), p));
+                            r.st->name, ctx.at(case_ns<P>(ctx)), p));
           }
         } else {
           const std::int64_t d_us = r.a->timeout_us->sample(rng);
-          const std::int64_t t0 = steady_ns();
+          const std::int64_t t0 = case_ns<P>(ctx);
           std::int64_t seen = min_deadline.load(std::memory_order::acquire);
           while (t0 + d_us * 1000 < seen &&
                  !min_deadline.compare_exchange_weak(seen, t0 + d_us * 1000,
                                                      std::memory_order::acq_rel)) {
           }
-          r.st->deadline_ns.store(t0 + d_us * 1000, std::memory_order::relaxed);
+          // The watchdog unparks real threads; a simulated lost wakeup is a deadlock.
+          if constexpr (!kSimulated<P>) {
+            r.st->deadline_ns.store(t0 + d_us * 1000, std::memory_order::relaxed);
+          }
           r.st->set(Phase::kParked);
           const bool ok = group->wait_for(service, Duration::microseconds(d_us));
-          const std::int64_t back = steady_ns();
+          const std::int64_t back = case_ns<P>(ctx);
           r.st->deadline_ns.store(0, std::memory_order::relaxed);
           if (!ok) {
             timeouts.fetch_add(1, std::memory_order::relaxed);
@@ -277,7 +307,7 @@ void wait_group_case(CaseContext& ctx) {
         sync.arrive_and_wait();
       }
       r.st->set(Phase::kDone);
-    });
+    }));
   }
   for (;;) {
     const bool more = ctx.take_op();

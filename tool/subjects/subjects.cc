@@ -44,7 +44,9 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
      "EventLoop<Q, P>: co_await with_timeout(sleep_for(delay), timeout) (seed 004)",
      &runner::run_coroutine_engine,
      nullptr,
-     {{{"fire_lateness", {}}}}},
+     {{{"fire_lateness", {}}}},
+     nullptr,
+     ""},
     {"executor",
      SubjectOrigin::kEngine,
      SubjectKind::kExecutor,
@@ -61,7 +63,8 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
      // `--subject executor`: the executor as a program uses it (2 workers that never
      // stop), on the generic driver; its promises are the descriptor's
      // (builtin/executor.h), which has no pending count and no thrower.
-     &builtin::executor_abi},
+     &builtin::executor_abi,
+     ""},
     {"timed_mutex",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,
@@ -89,8 +92,7 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
      nullptr,
      {{{"fire_lateness", {}}}},
      nullptr,
-     "its rounds are separated by a std::barrier, which is not a simulation primitive (its "
-     "actors would block outside the scheduler)"},
+     ""},
     {"pool",
      SubjectOrigin::kEngine,
      SubjectKind::kTimedWait,

@@ -102,8 +102,9 @@ using CaseDriver = void (*)(runner::CaseContext&);
 // bench_hook.h's.)
 using AbiFactory = const tlab_subject* (*)(std::string_view name);
 
-// The engines whose drivers still start std::threads and sleep on the steady
-// clock: their actors are not yet tasks of a simulation.
+// The default of a row: a driver is refused under --sim until it is ported to
+// SimPlatform (its actors started with spawn_thread<P>, its sleeps on the case's
+// clock). Every engine driver shipped today is, and says so with "".
 inline constexpr std::string_view kNotSimulated =
     "its driver is not ported to SimPlatform yet (its actors are real threads on the steady "
     "clock)";
