@@ -15,6 +15,10 @@
 //                              expiry is never early) and runs its callback
 //                              outside the lock; returns once every client has
 //                              called client_done() and every slot is settled.
+//   set_fire_hooks(b, a)       b() runs on the timer thread right before each
+//                              callback, a() right after: where a model checks
+//                              the primitive's invariants and whether the expiry
+//                              about to win is deserved (ExpiryWitness below)
 // Expiry therefore happens "as soon as Relacy schedules the timer thread", which
 // is any point after schedule_at(): the scheduler decides whether expiry beats a
 // canceller, exactly the race the models are about. A slot that is cancelled
@@ -32,6 +36,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <utility>
 
@@ -73,6 +79,12 @@ class ModelTimerSource {
     return true;
   }
 
+  // Hooks around every callback (file comment). Set them in the suite's before().
+  void set_fire_hooks(std::function<void()> before, std::function<void()> after) {
+    before_fire_ = std::move(before);
+    after_fire_ = std::move(after);
+  }
+
   // A client thread will schedule nothing more.
   void client_done() {
     RelacyPlatform::Lock lock(mu_);
@@ -97,7 +109,9 @@ class ModelTimerSource {
         deadline = s.deadline;
       }
       if (clock_.now() < deadline) clock_.set(deadline);
+      if (before_fire_) before_fire_();
       cb();
+      if (after_fire_) after_fire_();
       RelacyPlatform::Lock lock(mu_);
       slots_[next].state = kFired;
       ++fired_;
@@ -130,6 +144,57 @@ class ModelTimerSource {
   int clients_;                           // guarded by mu_: clients not done
   int fired_ = 0;                         // guarded by mu_
   int cancelled_ = 0;                     // guarded by mu_
+  std::function<void()> before_fire_;     // set before the threads start; timer thread
+  std::function<void()> after_fire_;      // same
+};
+
+// ExpiryWitness: the undeserved-timeout oracle of the Waiter-based models (timed
+// mutex, semaphore, pool). A lost wakeup does not hang: the waiter leaves through
+// its timeout and reports "timed out". This tells that apart from a deserved one.
+//
+// Rule. An expiry that wins against a waiter that was already PARKED (it had made
+// its last check of the resource under the primitive's lock and enqueued) is
+// deserved only if the resource was unavailable at that moment. Observed on the
+// timer thread around each callback, in this order:
+//   t1  before(): parked[i] = waiter i's parked(), and its expiry count;
+//   t2  before(): available = the model's probe of the primitive (under its lock);
+//   t3  the callback: it resolves waiter i's token;
+//   t4  after(): waiter i's expiry count grew = the expiry won at t3.
+// If the expiry won at t3, nobody resolved the arming before, so waiter i, parked at
+// t1, was still parked at t2: a resource available then was available to a waiter
+// that only its timer would wake. A waiter not yet parked at t1 is not judged: its
+// own re-check (wait_on_list's try_take under the lock) still decides.
+// Cost: one lock per waiter plus the probe, per expiry. Timer thread only.
+template <class W, std::size_t N>
+class ExpiryWitness {
+ public:
+  explicit ExpiryWitness(const std::array<W, N>& waiters) : waiters_(&waiters) {}
+
+  // t1 and t2 (see above); `available` reads the primitive's state under its lock.
+  template <class Available>
+  void before(Available&& available) {
+    for (std::size_t i = 0; i < N; ++i) {
+      parked_[i] = (*waiters_)[i].parked();
+      expiries_[i] = (*waiters_)[i].counters().expiries;
+    }
+    available_ = available();
+  }
+
+  // t4: fails the iteration on an undeserved timeout.
+  void after() const {
+    for (std::size_t i = 0; i < N; ++i) {
+      const bool won = (*waiters_)[i].counters().expiries > expiries_[i];
+      TLAB_MODEL_CHECK(!(won && parked_[i] && available_),
+                       "undeserved timeout: a parked waiter's expiry won while the resource "
+                       "was available (a lost wakeup hidden behind a timeout)");
+    }
+  }
+
+ private:
+  const std::array<W, N>* waiters_;
+  std::array<bool, N> parked_{};
+  std::array<std::uint64_t, N> expiries_{};
+  bool available_ = false;
 };
 
 // The Waiter properties every sync model checks at the end of a run, on a

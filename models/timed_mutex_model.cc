@@ -12,8 +12,14 @@
 //   - lock_for() returned false iff its timer won (the mutex counted a timeout),
 //     and a waiter that returned false never entered the critical section;
 //   - every expiry timer was cancelled or ran (the drain).
-// A lost wakeup (free lock, parked waiter) shows as a waiter that can only leave
-// through its timeout; a lost hand-off leaves the lock held at the end.
+//   - invariants at every quiescent point: TimedMutex::check_invariants() (a free
+//     lock has no queued waiter) after each operation of each thread, on the timer
+//     thread right before and after each expiry callback, and at the end;
+//   - every timeout is deserved (ExpiryWitness, model_timer_source.h): an expiry
+//     that wins against a parked waiter finds the lock held.
+// A lost wakeup (free lock, parked waiter) does not hang: the waiter leaves through
+// its timeout. The two checks above tell it from a deserved timeout. A lost
+// hand-off leaves the lock held at the end.
 //
 // Core code instantiated: core/include/tlab/sync/timed_mutex.h, the shipped
 // TimedMutex<RelacyPlatform, 32>::try_lock(), ::lock_for(timers, d, waiter) and
@@ -42,6 +48,10 @@
 //   token_load_store_resolve       both: unlock() and the expiry both win: the
 //                                  waiter leaves with false while the lock was
 //                                  handed to it (lock lost), or a double resume
+//   mutex_enqueue_after_retry      both: the waiter re-tries, drops the list lock,
+//                                  the owner's unlock() frees the lock, the waiter
+//                                  enqueues: free lock with a queued waiter
+//                                  (check_invariants) and an undeserved timeout
 //
 // Bounds: 3 or 4 threads, no spin loops (every wait blocks).
 //   random  10^5 iterations by default (--iterations).
@@ -71,19 +81,34 @@ struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
   rl::var<int> holders_{0};         // protected by mutex_: threads inside the critical section
   rl::var<int> data_{0};            // protected by mutex_: written by every holder
   std::array<bool, N> acquired_{};  // acquired_[i]: waiter i's lock_for(); its own
+  ExpiryWitness<Mutex::WaiterT, N> witness_{waiters_};  // timer thread only
 
-  void before() { RL_ASSERT(mutex_.try_lock()); }
+  void before() {
+    RL_ASSERT(mutex_.try_lock());
+    timers_.set_fire_hooks(
+        [this] {
+          mutex_.check_invariants();
+          witness_.before([this] { return !mutex_.held(); });
+        },
+        [this] {
+          witness_.after();
+          mutex_.check_invariants();
+        });
+  }
 
   void thread(unsigned index) {
     const int i = static_cast<int>(index);
     if (i == 0) {
       critical_section(0);
       mutex_.unlock();
+      mutex_.check_invariants();
     } else if (i <= N) {
       acquired_[i - 1] = mutex_.lock_for(timers_, kDelay, waiters_[i - 1]);
+      mutex_.check_invariants();
       if (acquired_[i - 1]) {
         critical_section(i);
         mutex_.unlock();
+        mutex_.check_invariants();
       }
       timers_.client_done();
     } else {
@@ -100,6 +125,7 @@ struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
   }
 
   void after() {
+    mutex_.check_invariants();
     TLAB_MODEL_CHECK(!mutex_.held(), "the lock is held after every holder unlocked (lock lost)");
     TLAB_MODEL_CHECK(mutex_.waiting() == 0, "a waiter is still listed at the end");
     std::uint64_t timeouts = 0;
@@ -126,14 +152,15 @@ constexpr ModelTest kTests[] = {
     {"unlock_vs_timeout",
      "1 waiter: unlock()'s hand-off races the waiter's expiry",
      &simulate_mutex<1>,
-     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve token_load_store_resolve",
+     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve token_load_store_resolve "
+     "mutex_enqueue_after_retry:bound",
      CleanRun::kPasses,
      {.bound_quick = 2}},
     {"two_waiters",
      "2 waiters: hand-off skips an expired waiter, the lock is never lost",
      &simulate_mutex<2>,
      "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve:bound "
-     "token_load_store_resolve:bound",
+     "token_load_store_resolve:bound mutex_enqueue_after_retry:bound",
      CleanRun::kPasses,
      {.bound_quick = 1, .bound_slow = 2}},
 };

@@ -25,6 +25,14 @@
 //   |                    |    returns true; lose => returns false|                       |
 //   | set                | caller bug (CHECK: set twice)         | ready, no suspension  |
 //
+// Invariant (check_invariants(), under mu_): a set Event has no registration. set()
+// stores the value and takes the registration in one mu_ section, and a register
+// checks "unset" and registers in one section, so it holds at every release of mu_
+// and any thread may check it. So a coroutine still registered is one whose value
+// has not come: if its with_timeout expires, the timeout is deserved. A lost wakeup
+// (mutant kCoroEventRegisterAfterCheck: the check and the registration in two
+// sections) is a set Event with a registration nobody will resume but the timer.
+//
 // set() returns true exactly when it resumed a waiter, so a test can check that
 // "with_timeout returned the value" == "set() returned true" for every race.
 //
@@ -45,6 +53,7 @@
 #include "tlab/base/check.h"
 #include "tlab/coro/race_slot.h"
 #include "tlab/platform/fault_point.h"
+#include "tlab/platform/mutant.h"
 
 namespace tlab {
 
@@ -108,6 +117,15 @@ class Event {
     return *value_;
   }
 
+  // tlab::Event::check_invariants: a set Event has no coroutine registered on it
+  // (no lost wakeup), observed under mu_. Any time, any thread.
+  void check_invariants() const {
+    typename P::Lock lock(mu_);
+    TLAB_CHECK(!value_.has_value() || reg_.kind == Kind::kNone,
+               "Event: set, with a coroutine still registered (kind=",
+               static_cast<int>(reg_.kind), "): a lost wakeup");
+  }
+
   // ---- plain wait: `T v = co_await event;` ---------------------------------
   class Awaiter {
    public:
@@ -143,11 +161,7 @@ class Event {
   // tlab::Event::register_race: waits under a timeout whose token is `t` on slot
   // `s`. Returns false (registering nothing) if the event is already set.
   bool register_race(Slot* s, CoroToken t) {
-    typename P::Lock lock(mu_);
-    if (value_.has_value()) return false;
-    TLAB_CHECK(reg_.kind == Kind::kNone, "Event: a second coroutine waits on a oneshot");
-    reg_ = Registration{Kind::kRace, {}, s, t};
-    return true;
+    return register_if_unset(Registration{Kind::kRace, {}, s, t});
   }
 
   // tlab::Event::withdraw_race: the timer won; drop the registration if set() has
@@ -167,10 +181,21 @@ class Event {
   };
 
   bool register_plain(std::coroutine_handle<> h) {
+    return register_if_unset(Registration{Kind::kPlain, h, nullptr, {}});
+  }
+  // Registers `r` unless the value is there; returns whether it registered.
+  bool register_if_unset(const Registration& r) {
     typename P::Lock lock(mu_);
     if (value_.has_value()) return false;
+    if (P::mutated(Mutant::kCoroEventRegisterAfterCheck)) {
+      // BUG (mutant): decided "unset" in this section, registers in the next one;
+      // a set() in between finds nobody to resume, and the awaiter waits for a
+      // value that is already there.
+      lock.unlock();
+      lock.lock();
+    }
     TLAB_CHECK(reg_.kind == Kind::kNone, "Event: a second coroutine waits on a oneshot");
-    reg_ = Registration{Kind::kPlain, h, nullptr, {}};
+    reg_ = r;
     return true;
   }
   void withdraw_plain(std::coroutine_handle<> h) {

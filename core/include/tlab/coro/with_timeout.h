@@ -38,6 +38,12 @@
 //   pending_timers() returns to what it was (mutant kCoroTimerLeak skips this: the
 //   entry stays queued until its deadline, then fires, loses its CAS and goes).
 //
+// No lost wakeup: an Event awaited under a timeout is registered (register_race)
+// in the same Event::mu_ section that finds it unset, and set() takes the
+// registration in the section that stores the value, so Event::check_invariants()
+// ("a set Event has no coroutine registered") holds whenever mu_ is free, and a
+// race the timer wins was one whose value had not come (a deserved timeout).
+//
 // Why the token and not a flag: a late loser (the runner after a timeout, a
 // leaked timer) resolves with a token of an arming that is over; the slot's word
 // has moved on (or been re-armed by another race) and the CAS fails. The slot is

@@ -75,6 +75,12 @@ enum class Mutant : std::uint8_t {
   kTimerCapOffByOne,           // max_pending admits one task more than the cap
   kTimerSkipAsBurst,           // a Skip task's next run is deadline + period: a late one bursts
   kTimerRescheduleNoMove,      // reschedule() records the new time, the entry stays put
+  // --- sync/ and coro/: lost wakeups hidden behind a timeout ---
+  kMutexEnqueueAfterRetry,         // lock_for re-tries and enqueues in two list-lock sections
+  kSemaphoreCountAfterEmptyCheck,  // release finds no waiter, then adds the permit in a new section
+  kPoolSignalOnEmptyOnly,          // a return signals the semaphore only if the free list was empty
+  kWaitGroupParkWithoutRecheck,    // wait_for checks incomplete, then parks in a new section
+  kCoroEventRegisterAfterCheck,    // an awaiter checks "unset", then registers in a new section
   kCount
 };
 
@@ -172,6 +178,27 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
     {Mutant::kTimerRescheduleNoMove, "timer_reschedule_no_move", "timer_service.h",
      "reschedule() returns true but leaves the queue entry at the old deadline: the task runs "
      "early (or late) by the old time"},
+    {Mutant::kMutexEnqueueAfterRetry, "mutex_enqueue_after_retry", "sync/wait_list.h",
+     "lock_for re-tries the lock under the list lock, drops it, then re-takes it to enqueue: an "
+     "unlock in between frees the lock, and the waiter parks until its timeout with the lock "
+     "free (lost wakeup reported as a timeout)"},
+    {Mutant::kSemaphoreCountAfterEmptyCheck, "semaphore_count_after_empty_check",
+     "sync/timed_semaphore.h",
+     "release finds the list empty, drops the lock, then adds the permit to the count: a waiter "
+     "that enqueued in between sleeps until its timeout with a permit free (lost wakeup)"},
+    {Mutant::kPoolSignalOnEmptyOnly, "pool_signal_on_empty_only", "sync/pool.h",
+     "a returned object releases a permit only when the free list was empty: a second object "
+     "returned while a borrower waits is never announced, the borrower times out with an object "
+     "free (lost wakeup)"},
+    {Mutant::kWaitGroupParkWithoutRecheck, "wait_group_park_without_recheck",
+     "sync/timed_wait_group.h",
+     "wait_for sees the group incomplete, drops the lock, then parks without re-checking: a "
+     "done() that completes the group in between is missed and the waiter sleeps until its "
+     "deadline (lost wakeup)"},
+    {Mutant::kCoroEventRegisterAfterCheck, "coro_event_register_after_check", "coro/event.h",
+     "an awaiter sees the Event unset, drops its lock, then registers: a set() in between finds "
+     "nobody to resume, and the coroutine waits until its timeout (or forever) for a value that "
+     "is there (lost wakeup)"},
 }};
 
 constexpr bool mutant_table_in_order() {

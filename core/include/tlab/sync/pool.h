@@ -9,16 +9,38 @@
 // recently returned object, still warm, goes out first).
 //
 // Cost: checkout = TimedSemaphore::acquire_for + one lock to pop the free list.
-// Return = one lock to push + TimedSemaphore::release.
+// Return = one lock to push, holding it over TimedSemaphore::release (so the push
+// and its permit are one step for every observer, see the state table).
 //
-// Invariant: permits available == free list size whenever no checkout or return is
-// between its two steps; a permit is taken before an object and given back after
-// it, so a holder of a permit always finds an object (TLAB_CHECK'ed).
+// State (free_ and taken_ under mu_; the semaphore's count, list and `granted`
+// under its own lock; a return pushes and releases inside one mu_ section):
+//
+//   | step                         | free_ | permits | in transit | section       |
+//   |------------------------------|-------|---------|------------|---------------|
+//   | return, nobody queued        | +1    | +1      |            | mu_ (+ sem's) |
+//   | return, a borrower queued    | +1    |         | +1         | mu_ (+ sem's) |
+//   | checkout takes a free permit |       | -1      | +1         | sem's         |
+//   | checkout pops its object     | -1    |         | -1         | mu_           |
+//
+// "In transit" = permits granted (semaphore stats().granted) minus objects popped
+// (taken_): borrowers that hold a permit and have not yet taken their object. The
+// objects they will take are claimed; the others on free_ are unclaimed.
+//
+// Invariants (check_invariants(), under mu_ then the semaphore's lock; they hold at
+// every release of mu_, so any thread may check them at any time):
+//   - conservation: free_.size() == permits available + in transit; so a holder of
+//     a permit always finds an object (take() also TLAB_CHECKs it);
+//   - no lost wakeup: an unclaimed object on the free list never coexists with a
+//     queued borrower (with conservation, the semaphore's own invariant). So a
+//     borrower whose expiry fires while queued saw no unclaimed object: its timeout
+//     is deserved. Mutant kPoolSignalOnEmptyOnly breaks it (an object returned
+//     without its permit: a queued borrower waits to its timeout with it free).
 //
 // Ground rules: objects live in the pool for its whole life (addresses are stable;
 // a Lease refers to one). Leases are move-only and may be returned from any thread.
 // The pool must outlive every Lease and every checkout_for() in progress; the
-// destructor checks that everything came back.
+// destructor checks that everything came back. Lock order: mu_ -> the semaphore's
+// lock -> a Waiter's mutex; checkout never holds mu_ while it waits.
 //
 // Memory ordering: the free list is under mu_; a returned object's writes reach the
 // next borrower through mu_ and through the semaphore's hand-off.
@@ -118,27 +140,58 @@ class Pool {
   }
   const TimedSemaphore<P, Bits>& semaphore() const noexcept { return sem_; }
 
+  // tlab::Pool::unclaimed: objects on the free list that no permit holder is about
+  // to take (free minus in transit, see the state table). Snapshot.
+  std::size_t unclaimed() const {
+    typename P::Lock lk(mu_);
+    const auto s = sem_.stats();
+    return free_.size() - static_cast<std::size_t>(s.granted - taken_);
+  }
+
+  // tlab::Pool::check_invariants: conservation and no lost wakeup (file comment),
+  // observed atomically under mu_ and the semaphore's lock. Any time, any thread.
+  void check_invariants() const {
+    typename P::Lock lk(mu_);
+    sem_.check_invariants();
+    const auto s = sem_.stats();  // under mu_: no return can run between the reads
+    TLAB_CHECK(s.granted >= taken_, "Pool: popped=", taken_, " > permits granted=", s.granted);
+    const std::uint64_t in_transit = s.granted - taken_;
+    TLAB_CHECK(free_.size() == s.available + in_transit, "Pool: free=", free_.size(),
+               " != permits available=", s.available, " + in transit=", in_transit);
+    TLAB_CHECK(free_.size() == in_transit || s.waiting == 0, "Pool: unclaimed objects=",
+               free_.size() - in_transit, " with borrowers queued=", s.waiting);
+  }
+
  private:
   Lease take() {
     typename P::Lock lk(mu_);
     TLAB_CHECK(!free_.empty(), "Pool: a permit without a free object");
     T* obj = free_.back();
     free_.pop_back();
+    ++taken_;
     return Lease(this, obj);
   }
 
+  // Pushes and releases in one mu_ section (lock order mu_ -> the semaphore's), so
+  // no observer under mu_ sees an object without its permit or hand-off.
   void give_back(T* obj) {
-    {
-      typename P::Lock lk(mu_);
-      free_.push_back(obj);
+    typename P::Lock lk(mu_);
+    const bool was_empty = free_.empty();
+    free_.push_back(obj);
+    if (P::mutated(Mutant::kPoolSignalOnEmptyOnly) && !was_empty) {
+      // BUG (mutant): "only the empty -> non-empty transition can have a waiter to
+      // wake": the object is on the free list, its permit never released, and a
+      // borrower queued on the semaphore waits to its timeout with it free.
+      return;
     }
-    sem_.release();  // after the push: a permit always finds its object
+    sem_.release();  // with the push: a permit always finds its object
   }
 
   std::vector<T> objects_;  // fixed after construction; never resized
   TimedSemaphore<P, Bits> sem_;
   mutable typename P::Mutex mu_;
   std::vector<T*> free_ TLAB_GUARDED_BY(mu_);
+  std::uint64_t taken_ TLAB_GUARDED_BY(mu_) = 0;  // objects popped by take(), ever
 };
 
 }  // namespace tlab

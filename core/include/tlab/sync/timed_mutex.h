@@ -42,6 +42,13 @@
 //   |       |           |                                     | winner owns it (held_ stays) |
 //   | 0     | non-empty | impossible (invariant)              |                              |
 //
+// Invariant (check_invariants(), under wl_.mu): held_ == 0 implies the list is
+// empty. It holds at every release of wl_.mu, not only at rest, so any thread may
+// check it at any time. It is what makes a timeout deserved: a queued waiter whose
+// expiry fires finds the lock held, so "timed out" means "the lock was taken for the
+// whole time I was queued". A lost wakeup (mutant kMutexEnqueueAfterRetry) is a
+// free lock with a queued waiter that only its timer will wake.
+//
 // Where waiters live: lock_for(timers, d, waiter) takes the caller's Waiter
 // (Relacy models and the stress runner pass their own, so they can read its
 // counters); lock_for(timers, d) uses this_thread_waiter<P, Bits>(), the calling
@@ -112,7 +119,8 @@ class TimedMutex {
     checked_delay(d, "TimedMutex::lock_for");
     if (try_lock()) return true;
     P::fault(FaultPoint::kMutexBeforeEnqueue);
-    return wait_on_list<P>(timers, d, self, wl_, [this] { return try_lock(); });
+    return wait_on_list<P>(timers, d, self, wl_, [this] { return try_lock(); },
+                           P::mutated(Mutant::kMutexEnqueueAfterRetry));
   }
 
   // tlab::TimedMutex::unlock

@@ -24,8 +24,17 @@
 //   |          |           |                            | permit goes to the winner       |
 //   | > 0      | non-empty | impossible (invariant)     |                                 |
 //
+// Invariant (check_invariants(), under wl_.mu): permits_ > 0 implies the list is
+// empty. It holds at every release of wl_.mu (release() places each permit and
+// acquire_for() re-checks and enqueues in one section each), so any thread may
+// check it at any time, and a queued waiter whose expiry fires finds no permit: its
+// timeout is deserved. A lost wakeup (mutant kSemaphoreCountAfterEmptyCheck) is a
+// free permit with a queued waiter that only its timer will wake.
+//
 // Conservation: initial + released == available() + acquired (by the callers'
 // count); check_invariants() checks the structural half, tests check the sum.
+// stats().granted counts permits taken (from the count or by hand-off), so a layer
+// above (pool.h) can account for permits in transit.
 //
 // Where waiters live: as in timed_mutex.h, acquire_for(timers, d, waiter) takes the
 // caller's Waiter and acquire_for(timers, d) uses this_thread_waiter<P, Bits>().
@@ -62,6 +71,9 @@ class TimedSemaphore {
     std::uint64_t skipped = 0;       // dequeued entries whose resolve lost (timed out)
     std::uint64_t timeouts = 0;      // acquire_for() calls that returned false
     std::uint64_t lost_permits = 0;  // only the kSemaphoreLostPermit mutant adds here
+    std::uint64_t granted = 0;       // permits taken from the count or handed off
+    std::uint32_t available = 0;     // permits free, in the same snapshot
+    std::size_t waiting = 0;         // queued waiters, in the same snapshot
   };
 
   explicit TimedSemaphore(std::uint32_t initial) : permits_(initial) {}
@@ -109,6 +121,7 @@ class TimedSemaphore {
         P::fault(FaultPoint::kSemaphoreBeforeResolve);
         if (e->waiter->cancel(e->token)) {
           ++handoffs_;
+          ++granted_;
           placed = true;
           break;
         }
@@ -121,6 +134,13 @@ class TimedSemaphore {
         ++skipped_;  // its timer won: it leaves with false and takes nothing
       }
       if (!placed) {
+        if (P::mutated(Mutant::kSemaphoreCountAfterEmptyCheck)) {
+          // BUG (mutant): decided "nobody waits" in this section, adds the permit in
+          // the next one; a waiter that enqueues in between (it found permits_ == 0)
+          // sleeps until its timeout with this permit free.
+          lk.unlock();
+          lk.lock();
+        }
         TLAB_CHECK(permits_ < std::numeric_limits<std::uint32_t>::max(),
                    "TimedSemaphore::release overflows permits=", permits_);
         ++permits_;
@@ -138,11 +158,12 @@ class TimedSemaphore {
   }
   Stats stats() const {
     typename P::Lock lk(wl_.mu);
-    return Stats{handoffs_, skipped_, wl_.timeouts, lost_permits_};
+    return Stats{handoffs_,     skipped_, wl_.timeouts,    lost_permits_,
+                 granted_,      permits_, wl_.list.size()};
   }
 
   // tlab::TimedSemaphore::check_invariants: free permits and queued waiters never
-  // coexist (no lost wakeup).
+  // coexist (no lost wakeup), observed atomically under wl_.mu. Any time, any thread.
   void check_invariants() const {
     typename P::Lock lk(wl_.mu);
     TLAB_CHECK(permits_ == 0 || wl_.list.empty(), "permits=", permits_,
@@ -153,6 +174,7 @@ class TimedSemaphore {
   bool take_locked() TLAB_REQUIRES(wl_.mu) {
     if (permits_ == 0) return false;
     --permits_;
+    ++granted_;
     return true;
   }
 
@@ -161,6 +183,7 @@ class TimedSemaphore {
   std::uint64_t handoffs_ TLAB_GUARDED_BY(wl_.mu) = 0;
   std::uint64_t skipped_ TLAB_GUARDED_BY(wl_.mu) = 0;
   std::uint64_t lost_permits_ TLAB_GUARDED_BY(wl_.mu) = 0;
+  std::uint64_t granted_ TLAB_GUARDED_BY(wl_.mu) = 0;
 };
 
 }  // namespace tlab

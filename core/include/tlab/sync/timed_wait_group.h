@@ -23,7 +23,8 @@
 //
 // Cost: add = one fetch_add; done = one CAS (retried under contention), plus one
 // lock + notify_all for the done() that completes the group; wait_for = one
-// lock, one schedule_at, one park, one cancel(id). time_out = one CAS + lock + notify_all.
+// lock, one schedule_at, one park (O(1) link/unlink of its record), one cancel(id).
+// time_out = one CAS + lock + notify_all. check_invariants = O(parked waiters).
 //
 // Departs from seed 002: Go embeds a sync.WaitGroup for the blocking part and lets
 // a time.AfterFunc run the timeout; here the blocking part is P::Mutex + CondVar
@@ -34,6 +35,19 @@
 // halves grow); after a timeout that starts a round that can only report false,
 // because the old stragglers stay in `unfinished` (their done() is absorbed).
 // done() without a matching add() throws std::logic_error.
+//
+// Invariant (check_invariants(), under mu_): pending <= unfinished, and no waiter is
+// parked on the group past a completion it was not woken for. Every waiter that
+// parks registers a record (the completion count it waits past, `seen`, and the
+// notify count when it parked) in an intrusive list under mu_; every completion
+// bumps completions_ and notifies in one mu_ section. So at every release of mu_,
+// for each parked record: completions_ == seen (nothing to wake for yet), or a
+// notify_all came after it parked. The counter word reaching pending == 0 is not
+// part of the statement: done()'s CAS publishes it outside mu_, just before
+// wake_all(), and the waiter's loop reads both. A parked waiter whose deadline fires
+// therefore had no completion to see: its timeout is deserved. A lost wakeup
+// (mutant kWaitGroupParkWithoutRecheck) is a record parked after the completion it
+// waits for, with no notify since: only its timer wakes it.
 //
 // Ground rules: add/done/time_out/wait_for from any thread. The group must outlive
 // every wait_for() and every done() in flight.
@@ -140,11 +154,22 @@ class TimedWaitGroup {
           time_out();
           typename P::Lock lk(mu_);
           callback_finished = true;
+          ++notifies_;
           P::notify_all(cv_);  // under mu_: wait_for may return right after
         }));
     typename P::Lock lk(mu_);
+    Parked me{seen};
+    if (P::mutated(Mutant::kWaitGroupParkWithoutRecheck) &&
+        high(counter_.load(std::memory_order::acquire)) != 0 && completions_ == seen) {
+      // BUG (mutant): decided "incomplete" in this section, parks in the next one
+      // without looking again; a completion in between notified nobody, so only
+      // the deadline wakes us.
+      lk.unlock();
+      lk.lock();
+      park_locked(me, lk);
+    }
     while (high(counter_.load(std::memory_order::acquire)) != 0 && completions_ == seen) {
-      P::wait(cv_, lk);
+      park_locked(me, lk);
     }
     lk.unlock();
     if (!timers.cancel(id)) {
@@ -163,10 +188,18 @@ class TimedWaitGroup {
   bool complete() const { return high(counter_.load(std::memory_order::acquire)) == 0; }
 
   // tlab::TimedWaitGroup::check_invariants: pending <= unfinished (the timeout only
-  // ever lowers pending; done() lowers both), which also means never negative.
+  // ever lowers pending; done() lowers both), which also means never negative; and
+  // no parked waiter missed a completion (file comment), observed under mu_. Any
+  // time, any thread.
   void check_invariants() const {
+    typename P::Lock lk(mu_);
     const std::uint64_t c = counter_.load(std::memory_order::acquire);
     TLAB_CHECK(high(c) <= low(c), "pending=", high(c), " > unfinished=", low(c));
+    for (const Parked* p = parked_; p != nullptr; p = p->next) {
+      TLAB_CHECK(p->seen == completions_ || p->notifies != notifies_,
+                 "a waiter parked past completion ", p->seen, " (completions=", completions_,
+                 ") and no notify since it parked (notifies=", notifies_, "): a lost wakeup");
+    }
   }
 
  private:
@@ -178,11 +211,32 @@ class TimedWaitGroup {
 
   bool all_done() const { return counter_.load(std::memory_order::acquire) == 0; }
 
+  // A waiter's record while it sleeps in wait_for (see the invariant); on its stack.
+  struct Parked {
+    std::uint64_t seen;           // the completion count it waits to see move
+    std::uint64_t notifies = 0;   // notifies_ when it parked
+    Parked* next = nullptr;
+    Parked* prev = nullptr;
+  };
+
+  // Registers `me`, sleeps once on cv_, unregisters. Requires: mu_ held by lk.
+  void park_locked(Parked& me, typename P::Lock& lk) TLAB_REQUIRES(mu_) {
+    me.notifies = notifies_;
+    me.prev = nullptr;
+    me.next = parked_;
+    if (parked_ != nullptr) parked_->prev = &me;
+    parked_ = &me;
+    P::wait(cv_, lk);
+    (me.prev != nullptr ? me.prev->next : parked_) = me.next;
+    if (me.next != nullptr) me.next->prev = me.prev;
+  }
+
   // Takes mu_ before notifying, so a waiter between its check and P::wait cannot
   // miss the wakeup.
   void wake_all() {
     typename P::Lock lk(mu_);
     ++completions_;
+    ++notifies_;
     P::notify_all(cv_);
   }
 
@@ -190,6 +244,8 @@ class TimedWaitGroup {
   mutable typename P::Mutex mu_;                           // the sleep/wake handshake
   typename P::CondVar cv_;
   std::uint64_t completions_ TLAB_GUARDED_BY(mu_) = 0;  // times pending reached 0
+  std::uint64_t notifies_ TLAB_GUARDED_BY(mu_) = 0;     // notify_all calls on cv_
+  Parked* parked_ TLAB_GUARDED_BY(mu_) = nullptr;       // waiters asleep in wait_for
 };
 
 }  // namespace tlab

@@ -94,13 +94,25 @@ struct GuardedWaitList {
 // Requires: try_take() is called with `wl.mu` held (a lambda that touches fields
 // guarded by it says so with assume_held()); d >= 0 (Waiter::timeout throws
 // std::invalid_argument otherwise).
+// `split_retry_and_enqueue` is a mutant switch the caller computes from its own
+// P::mutated(...) (the list is shared, the bug belongs to the primitive); it is a
+// constant false under StdPlatform. When set, the re-try and the enqueue run in two
+// sections of wl.mu, the lost wakeup this function exists to prevent.
 template <class P, class W, TimerSource S, class TryTake>
-bool wait_on_list(S& timers, Duration d, W& self, GuardedWaitList<P, W>& wl, TryTake&& try_take) {
+bool wait_on_list(S& timers, Duration d, W& self, GuardedWaitList<P, W>& wl, TryTake&& try_take,
+                  bool split_retry_and_enqueue = false) {
   bool acquired_before_park = false;
   const TimeoutResult r = self.timeout(timers, d, [&](typename W::Token t) {
     {
       typename P::Lock lk(wl.mu);
       if (!try_take()) {
+        if (split_retry_and_enqueue) {
+          // BUG (mutant): decided "not available" in this section, enqueues in the
+          // next one; a release in between finds the list empty and frees the
+          // resource, and we park until our timeout with it free.
+          lk.unlock();
+          lk.lock();
+        }
         wl.list.push(&self, t);
         return;
       }
