@@ -79,6 +79,50 @@ TEST(EngineSubjectWait, TheCorrectSemaphoreTimesOutWhileHeldLong) {
   EXPECT_GT(r.counters.count("timeouts"), 0u) << r.message;
 }
 
+// One contender, two operations: the first takes the free permit and releases it
+// at once; the second waits 700 ms, longer than the grace (lost_wakeup_grace_ns:
+// 500 ms + 20 ticks of 1 us). One thread, so the order is fixed: nothing races.
+Scenario release_then_wait() {
+  return load_text(R"({"name": "release_then_wait",
+      "description": "a release, then a wait that must find the released permit",
+      "engine": {"tick_us": 1},
+      "actors": [{"role": "mutex_contender", "count": 1,
+      "timeout_us": {"fixed": 700000}, "hold_us": {"fixed": 1}}],
+      "run": {"operations": 2, "budget_s": 60}})");
+}
+
+// A semaphore whose release() loses the permit: the second acquire_for times out
+// though tlab's own release left the permit free (by its count) for longer than
+// the grace: one undeserved_timeout naming the contender, which fails the case
+// under NO_SPURIOUS_TIMEOUT and is reported, without failing it, when the subject
+// does not make that promise.
+TEST(EngineSubjectWait, ALostReleaseIsAnUndeservedTimeout) {
+  const Ran ran = run_on(release_then_wait(), TLAB_TEST_WAIT_LOST_RELEASE);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  ASSERT_EQ(count_of(ran, "undeserved_timeout"), 1u) << summary(ran);
+  EXPECT_NE(ran.r.violations.at("undeserved_timeout")
+                .first_example.find("mutex_contender#0: acquire_for called at"),
+            std::string::npos)
+      << summary(ran);
+  CaseResult unpromised = ran.r;
+  const PromiseSet without =
+      promises_of_abi(TLAB_PROMISE_DELIVERY | TLAB_PROMISE_NEVER_EARLY |
+                      TLAB_PROMISE_THREAD_SAFE | TLAB_PROMISE_MUTUAL_EXCLUSION);
+  judge(release_then_wait().expect, without, unpromised, false);
+  EXPECT_EQ(unpromised.verdict, Verdict::kPass);
+  EXPECT_EQ(unpromised.violations.at("undeserved_timeout").count, 1u);
+}
+
+// The same case on the correct semaphore: the second wait takes the released
+// permit at once.
+TEST(EngineSubjectWait, TheCorrectSemaphoreFindsTheReleasedPermit) {
+  const Ran ran = run_on(release_then_wait(), TLAB_TEST_WAIT_CORRECT);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_EQ(counter(ran, "acquired"), 2u) << summary(ran);
+}
+
 // A timed wait refuses facility roles, and several threads on a subject that is
 // not thread-safe (blocking calls cannot be serialised).
 TEST(SubjectAcceptsWait, RefusesSchedulersOnATimedWait) {

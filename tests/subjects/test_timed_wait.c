@@ -13,6 +13,9 @@
  *   | TLAB_TEST_BUG_EARLY     | gives up after half the timeout                   | early_fire        |
  *   | TLAB_TEST_BUG_EXCLUSION | a timed-out wait takes the lock anyway            | mutual_exclusion  |
  *   | TLAB_TEST_BUG_NO_TIMEOUT| waits without a deadline (only a release wakes)   | lost_wakeup       |
+ *   | TLAB_TEST_BUG_LOST_     | release() loses the permit (nothing is returned,  | undeserved_timeout|
+ *   |   RELEASE               | nobody is woken): the next wait times out though  |                   |
+ *   |                         | tlab's own release left it free                   |                   |
  *
  * Cost: acquire_for and release are one lock each, plus the wait.
  */
@@ -91,8 +94,10 @@ static tlab_status acquire_for(void* self, int64_t timeout_ns, int32_t* acquired
 static tlab_status release(void* self) {
   semaphore* s = self;
   pthread_mutex_lock(&s->mu);
+#ifndef TLAB_TEST_BUG_LOST_RELEASE
   ++s->free_permits;
   pthread_cond_signal(&s->cv);
+#endif
   pthread_mutex_unlock(&s->mu);
   return TLAB_OK;
 }
@@ -107,7 +112,7 @@ static const tlab_subject kSubject = {
     TLAB_CLOCK_MONOTONIC,
     0,
     TLAB_PROMISE_DELIVERY | TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_THREAD_SAFE |
-        TLAB_PROMISE_MUTUAL_EXCLUSION,
+        TLAB_PROMISE_MUTUAL_EXCLUSION | TLAB_PROMISE_NO_SPURIOUS_TIMEOUT,
     0,
     create,
     destroy,

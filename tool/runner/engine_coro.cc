@@ -13,7 +13,9 @@
 // Oracles: early_fire (the sleep completed before its delay, or the timeout fired
 // before its duration), task_exceptions (an
 // exception escaped a spawned coroutine), conservation (timer entries left in the
-// loop's queue once every coroutine finished: a timer that was never cancelled).
+// loop's queue once every coroutine finished: a timer that was never cancelled),
+// undeserved_timeout (the timeout won though the awaited sleep was due, so set,
+// the grace before the timeout's deadline: judge_undeserved, engines.h).
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -101,6 +103,10 @@ class CoroCase {
       const bool done = r.completed();
       const std::int64_t own = t0 + (done ? delay : timeout);
       (done ? completed_ : timed_out_) += 1;
+      if (!done) {
+        judge_undeserved(ctx_, {t0, t0 + timeout, back, st.name, "with_timeout"},
+                         {t0 + delay, Availability::kOpen}, "the awaited sleep");
+      }
       log.sample(Latency::kFireLateness, back - own);
       if (back < own) {
         ctx_.violation(Oracle::kEarlyFire,

@@ -15,6 +15,10 @@
 //   |                  | (steady time around the call)                                   |
 //   | lost_wakeup      | blocked in acquire_for past t + lost_wakeup_grace_ns: the actor |
 //   |                  | is published kParked with its deadline, the watchdog judges it  |
+//   | undeserved_      | acquire_for said "not acquired" though fewer than `permits`     |
+//   | timeout          | holders (tlab's count: from acquire_for's "acquired" until      |
+//   |                  | release() returned) for lost_wakeup_grace_ns of the call        |
+//   |                  | (oracles/availability_ledger.h)                                 |
 // Status codes: TLAB_EINVAL for a negative timeout is a refusal (counter
 // "refused"); any other non-OK status is a driver error.
 //
@@ -22,6 +26,7 @@
 // release while another thread waits), so subject_accepts refuses several
 // threads on a subject that is not THREAD_SAFE. holders_ is an atomic count.
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -77,6 +82,7 @@ class TimedWaitCase {
       throw std::runtime_error(fmt::format("subject {}: create(permits={}) returned {}", d_.name,
                                            permits_, status_name(st)));
     }
+    avail_.emplace(ctx_, permits_);
     ctx_.actors_ready();
     std::vector<std::thread> threads;
     for (Run& r : runs) {
@@ -108,7 +114,11 @@ class TimedWaitCase {
       const std::int64_t t0 = steady_ns();
       st.deadline_ns.store(timeout >= 0 ? sat_add(t0, timeout) : 0, std::memory_order::relaxed);
       st.set(Phase::kParked, static_cast<std::uint64_t>(std::max<std::int64_t>(timeout, 0)));
+      const AvailabilityLedger::Wait wait = avail_->ledger.begin();
       const std::int32_t rc = d_.acquire_for(self_, timeout, &acquired);
+      // A refused or failed call waited for nothing: its window is empty (deadline t0).
+      avail_->ledger.end(wait, rc == TLAB_OK && acquired != 0,
+                         rc == TLAB_OK ? sat_add(t0, timeout) : t0, st.name);
       const std::int64_t t1 = steady_ns();
       st.deadline_ns.store(0, std::memory_order::relaxed);
       st.set(Phase::kWorking);
@@ -147,6 +157,7 @@ class TimedWaitCase {
       if (a.hold_us) sleep_us(ctx_, a.hold_us->sample(rng));
       holders_.fetch_sub(1, std::memory_order::relaxed);
       const std::int32_t rr = d_.release(self_);
+      avail_->ledger.released();
       if (rr != TLAB_OK) {
         return fail(fmt::format("{}: release() after a hold at {} returned {}", st.name,
                                 ctx_.at(steady_ns()), status_name(rr)));
@@ -162,9 +173,18 @@ class TimedWaitCase {
     ctx_.stop();
   }
 
+  // Avail: the undeserved_timeout judge over `permits` units, on the steady clock.
+  struct Avail {
+    Avail(CaseContext& ctx, std::uint32_t permits)
+        : ledger(availability_ledger(ctx, {permits, 0, "a permit", "acquire_for", true},
+                                     [] { return steady_ns(); })) {}
+    AvailabilityLedger ledger;
+  };
+
   CaseContext& ctx_;
   const Scenario& s_;
   const tlab_subject& d_;
+  std::optional<Avail> avail_;  // built in run(), once permits_ is known
   void* self_ = nullptr;
   std::uint32_t permits_ = 1;
   std::atomic<std::uint32_t> holders_{0};

@@ -90,10 +90,24 @@ QueueConfig queue_config_of(const Scenario& s) {
   return q;
 }
 
-std::int64_t lost_wakeup_grace_ns(const Scenario& s) {
+namespace {
+
+// worst_fault_delay_ns: the longest delay the scenario's fault plan can inject.
+std::int64_t worst_fault_delay_ns(const Scenario& s) {
   std::int64_t worst = 0;
   for (const FaultSpec& f : s.faults) worst = std::max(worst, f.delay_us.hi * 1000);
-  return 500'000'000 + worst + 20 * s.engine.tick_us * 1000;
+  return worst;
+}
+
+}  // namespace
+
+std::int64_t lost_wakeup_grace_ns(const Scenario& s) {
+  return 500'000'000 + worst_fault_delay_ns(s) + 20 * s.engine.tick_us * 1000;
+}
+
+std::int64_t undeserved_timeout_grace_ns(const CaseContext& ctx) {
+  if (!ctx.spec().sim) return lost_wakeup_grace_ns(ctx.scenario());
+  return kUndeservedTimeoutGraceSimNs + worst_fault_delay_ns(ctx.scenario());
 }
 
 void set_rescue_hook(std::function<void(std::size_t)> hook) {

@@ -7,17 +7,27 @@
 //              hold_us. Oracles: mutual_exclusion (two holders at once, checked
 //              with an atomic holder count), early_fire (a false return before the
 //              timeout), double_resume (the contenders' Waiter counters),
-//              lost_wakeup (the mutex held by nobody at the end: a hand-off lost).
+//              lost_wakeup (the mutex held by nobody at the end: a hand-off lost),
+//              undeserved_timeout (a lock_for timed out while the mutex was free,
+//              by the contenders' own count, for the grace of its wait).
 //   kWaitGroup rounds, one per operation: a TimedWaitGroup add(members); each
 //              wait_group_member calls done() after delay_us, each
 //              wait_group_waiter wait_for(timeout_us); a RoundBarrier<P>
 //              separates rounds. Oracles: wait_group_negative (pending() < 0 after a done()),
 //              early_fire (false before the timeout), wrong_result (true while a
-//              member had not called done()).
+//              member had not called done()), undeserved_timeout (false although
+//              every member's done() had returned the grace before its deadline).
 //   kPool      pool_client: checkout_for(timeout_us) on Pool<int> of
 //              engine.pool_size objects; holds hold_us. Oracles: mutual_exclusion
 //              (one object leased twice), early_fire, double_resume,
-//              conservation (objects/permits missing once every lease is back).
+//              conservation (objects/permits missing once every lease is back),
+//              undeserved_timeout (a checkout_for timed out while fewer than
+//              pool_size leases were out, for the grace of its wait).
+//
+// undeserved_timeout's availability (oracles/availability_ledger.h) is recorded
+// by the actors from their own calls: a unit is held from the acquire's true
+// return until the release returned; a wait group's count from add() until each
+// done() returned. Its grace is undeserved_timeout_grace_ns (engines.h).
 //
 // Under simulation every actor and the service's timer thread are tasks of one
 // seeded scheduler: times are virtual, mapped into the case's steady frame
@@ -151,18 +161,22 @@ inline void early_check(CaseContext& ctx, const ActorState& st, std::int64_t bac
 
 // timed_acquire: one timed acquisition by actor r (TimedMutex::lock_for,
 // Pool::checkout_for). Samples r's timeout, shows the watchdog r parked with that
-// deadline while acquire(timeout) runs, counts the operation and, on a timeout (a
-// falsy result), counts it, records the fire lateness and checks it did not give up
+// deadline while acquire(timeout) runs, tells `avail` the wait (a true result holds
+// a unit; a timeout is judged), counts the operation and, on a timeout (a falsy
+// result), counts it, records the fire lateness and checks it did not give up
 // early. Returns acquire's result and the instant it returned.
 template <class P, class F>
 auto timed_acquire(CaseContext& ctx, ActorRef& r, std::mt19937_64& rng, ActorLog& log,
-                   std::atomic<std::uint64_t>& timeouts, const char* what, F&& acquire) {
+                   std::atomic<std::uint64_t>& timeouts, AvailabilityLedger& avail,
+                   const char* what, F&& acquire) {
   const std::int64_t d_us = r.a->timeout_us->sample(rng);
+  const AvailabilityLedger::Wait wait = avail.begin();
   const std::int64_t deadline = case_ns<P>(ctx) + d_us * 1000;
   // The watchdog unparks real threads; a simulated lost wakeup is a deadlock.
   if constexpr (!kSimulated<P>) r.st->deadline_ns.store(deadline, std::memory_order::relaxed);
   r.st->set(Phase::kParked);
   auto result = acquire(Duration::microseconds(d_us));
+  avail.end(wait, static_cast<bool>(result), deadline, r.st->name);
   const std::int64_t back = case_ns<P>(ctx);
   r.st->deadline_ns.store(0, std::memory_order::relaxed);
   r.st->ops.fetch_add(1, std::memory_order::relaxed);
@@ -194,13 +208,15 @@ void mutex_case(CaseContext& ctx) {
   TimedMutex<P, Bits> mu;
   std::atomic<int> holders{0};
   std::atomic<std::uint64_t> acquired{0}, timeouts{0};
+  AvailabilityLedger avail = availability_ledger(ctx, {1, 0, "the mutex", "lock_for", true},
+                                                 [&ctx] { return case_ns<P>(ctx); });
   std::vector<ActorRef> actors = make_actors(ctx);
   std::deque<Waiter<P, Bits>> waiters(actors.size());
   run_threads<P>(ctx, actors, [&](ActorRef& r, std::mt19937_64& rng, ActorLog& log) {
     Waiter<P, Bits>& self = waiters[r.index];
     while (ctx.take_op(r.quota)) {
       const auto [ok, back] =
-          timed_acquire<P>(ctx, r, rng, log, timeouts, "lock_for",
+          timed_acquire<P>(ctx, r, rng, log, timeouts, avail, "lock_for",
                         [&](Duration d) { return mu.lock_for(service, d, self); });
       if (!ok) continue;
       acquired.fetch_add(1, std::memory_order::relaxed);
@@ -215,6 +231,7 @@ void mutex_case(CaseContext& ctx) {
       if (r.a->hold_us) hold_for<P>(ctx, r.a->hold_us->sample(rng));
       holders.fetch_sub(1, std::memory_order::acq_rel);  // pairs with fetch_add
       mu.unlock();
+      avail.released();
       r.st->set(Phase::kWorking);
     }
   });
@@ -247,6 +264,9 @@ void wait_group_case(CaseContext& ctx) {
   // The earliest deadline any waiter of the round armed: the first one to pass
   // times the group out for every waiter, so that is what "early" is measured to.
   std::atomic<std::int64_t> min_deadline{INT64_MAX};
+  AvailabilityLedger avail = availability_ledger(
+      ctx, {1, 0, "the wait group (every member done)", "wait_for", false},
+      [&ctx] { return case_ns<P>(ctx); });
   ctx.actors_ready();
   std::vector<ThreadOf<P>> threads;
   for (ActorRef& r : actors) {
@@ -265,6 +285,7 @@ void wait_group_case(CaseContext& ctx) {
           // every member's count (acq_rel pairs with the waiter's acquire load).
           done_calls.fetch_add(1, std::memory_order::acq_rel);
           group->done();
+          avail.released();
           const std::int64_t p = group->pending();
           if (p < 0) {
             ctx.violation(
@@ -286,7 +307,9 @@ void wait_group_case(CaseContext& ctx) {
             r.st->deadline_ns.store(t0 + d_us * 1000, std::memory_order::relaxed);
           }
           r.st->set(Phase::kParked);
+          const AvailabilityLedger::Wait wait = avail.begin();
           const bool ok = group->wait_for(service, Duration::microseconds(d_us));
+          avail.end(wait, ok, t0 + d_us * 1000, r.st->name);
           const std::int64_t back = case_ns<P>(ctx);
           r.st->deadline_ns.store(0, std::memory_order::relaxed);
           if (!ok) {
@@ -314,6 +337,7 @@ void wait_group_case(CaseContext& ctx) {
     if (more) {
       group = std::make_unique<TimedWaitGroup<P>>();
       group->add(static_cast<std::uint32_t>(members));
+      avail.held(static_cast<std::uint32_t>(members));
       done_calls.store(0, std::memory_order::relaxed);  // before the barrier publishes it
       min_deadline.store(INT64_MAX, std::memory_order::relaxed);
       ++rounds;
@@ -340,13 +364,16 @@ void pool_case(CaseContext& ctx) {
   std::unique_ptr<std::atomic<int>[]> in_use(new std::atomic<int>[static_cast<std::size_t>(size)]);
   for (int i = 0; i < size; ++i) in_use[static_cast<std::size_t>(i)].store(0);
   std::atomic<std::uint64_t> leases{0}, timeouts{0};
+  AvailabilityLedger avail = availability_ledger(
+      ctx, {static_cast<std::uint32_t>(size), 0, "a pool object", "checkout_for", true},
+      [&ctx] { return case_ns<P>(ctx); });
   std::vector<ActorRef> actors = make_actors(ctx);
   std::deque<Waiter<P, Bits>> waiters(actors.size());
   run_threads<P>(ctx, actors, [&](ActorRef& r, std::mt19937_64& rng, ActorLog& log) {
     Waiter<P, Bits>& self = waiters[r.index];
     while (ctx.take_op(r.quota)) {
       auto [lease, back] =
-          timed_acquire<P>(ctx, r, rng, log, timeouts, "checkout_for",
+          timed_acquire<P>(ctx, r, rng, log, timeouts, avail, "checkout_for",
                         [&](Duration d) { return pool.checkout_for(service, d, self); });
       if (!lease) continue;
       leases.fetch_add(1, std::memory_order::relaxed);
@@ -362,6 +389,7 @@ void pool_case(CaseContext& ctx) {
       if (r.a->hold_us) hold_for<P>(ctx, r.a->hold_us->sample(rng));
       in_use[static_cast<std::size_t>(obj)].fetch_sub(1, std::memory_order::acq_rel);
       lease->reset();
+      avail.released();
       r.st->set(Phase::kWorking);
     }
   });

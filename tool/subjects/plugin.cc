@@ -76,6 +76,7 @@ PromiseSet promises_of_abi(std::uint64_t bits) {
       {TLAB_PROMISE_THREAD_SAFE, Promise::kThreadSafe},
       {TLAB_PROMISE_MUTUAL_EXCLUSION, Promise::kMutualExclusion},
       {TLAB_PROMISE_VIRTUAL, Promise::kVirtualTime},
+      {TLAB_PROMISE_NO_SPURIOUS_TIMEOUT, Promise::kNoSpuriousTimeout},
   };
   PromiseSet out;
   for (const Map& m : kMap) {
@@ -134,6 +135,9 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
     }
     if ((d.promises & TLAB_PROMISE_MUTUAL_EXCLUSION) != 0) {
       return bad("promises", "MUTUAL_EXCLUSION is a timed-wait promise; this is a facility");
+    }
+    if ((d.promises & TLAB_PROMISE_NO_SPURIOUS_TIMEOUT) != 0) {
+      return bad("promises", "NO_SPURIOUS_TIMEOUT is a timed-wait promise; this is a facility");
     }
     if ((d.promises & TLAB_PROMISE_PENDING_COUNT) != 0 && d.pending == nullptr) {
       return bad("promises", "PENDING_COUNT is promised but pending is NULL");

@@ -11,6 +11,9 @@
 //   |---------------------|----------------------------------------------------------|------------------|------------------|
 //   | double_resume       | a waiter resumed, or a one-shot timer ran, twice          | exactly_once     | expect.<name>    |
 //   | lost_wakeup         | a parked waiter nobody resumed past its deadline + grace  | delivery         | expect.<name>    |
+//   | undeserved_timeout  | a timed wait timed out though what it waited for was     | no_spurious_     | expect.<name>    |
+//   |                     | available for at least a grace (wake latency) of its     | timeout          |                  |
+//   |                     | window (oracles/availability_ledger.h)                   |                  |                  |
 //   | fired_after_cancel  | a timer ran after a cancel that reported success          | accurate_cancel  | expect.<name>    |
 //   | early_fire          | a timer ran, or a wait expired, before its deadline       | never_early      | expect.<name>    |
 //   | lost_timer          | a timer due before the drain horizon neither ran nor was  | delivery         | expect.<name>    |
@@ -40,7 +43,7 @@
 // (expectations.h), and the runner and the judge both name oracles, so it sits
 // below all of them.
 //
-// Cost: oracle_from_name scans the 15 rows. Ground rules: constant tables.
+// Cost: oracle_from_name scans the 16 rows. Ground rules: constant tables.
 #pragma once
 
 #include <array>
@@ -55,6 +58,7 @@ namespace tlab::tool {
 enum class Oracle : std::uint8_t {
   kDoubleResume,
   kLostWakeup,
+  kUndeservedTimeout,
   kFiredAfterCancel,
   kEarlyFire,
   kLostTimer,
@@ -85,6 +89,9 @@ inline constexpr std::array<OracleInfo, kOracleCount> kOracleInfo{{
      Promise::kExactlyOnce, true},
     {Oracle::kLostWakeup, "lost_wakeup", "a parked waiter nobody resumed", Promise::kDelivery,
      true},
+    {Oracle::kUndeservedTimeout, "undeserved_timeout",
+     "a timed wait timed out while what it waited for was available (beyond a grace)",
+     Promise::kNoSpuriousTimeout, true},
     {Oracle::kFiredAfterCancel, "fired_after_cancel",
      "a timer ran after a cancel that reported success", Promise::kAccurateCancel, true},
     {Oracle::kEarlyFire, "early_fire", "a timer ran before its deadline", Promise::kNeverEarly,

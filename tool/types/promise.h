@@ -21,6 +21,9 @@
 //   |                  | ThreadSanitizer in a TSan build)                              |
 //   | mutual_exclusion | a timed lock has at most one holder                           |
 //   | counter_floor    | a timed wait group's counter never goes below zero            |
+//   | no_spurious_     | a timed wait returns "timed out" only if what it waits for    |
+//   | timeout          | (a permit, the lock, the group's zero, the awaited event) was |
+//   |                  | not available for a grace's length of its wait               |
 //   | virtual_time     | a capability, not a check: the subject can run on a virtual   |
 //   |                  | clock, so a case replays exactly                              |
 //
@@ -49,6 +52,7 @@ enum class Promise : std::uint8_t {
   kThreadSafe,
   kMutualExclusion,
   kCounterFloor,
+  kNoSpuriousTimeout,
   kVirtualTime,
   kCount
 };
@@ -56,7 +60,7 @@ inline constexpr std::size_t kPromiseCount = static_cast<std::size_t>(Promise::k
 inline constexpr std::array<std::string_view, kPromiseCount> kPromiseNames{
     "delivery",         "exactly_once",  "never_early",     "accurate_cancel",
     "fifo_ties",        "pending_count", "contains_errors", "thread_safe",
-    "mutual_exclusion", "counter_floor", "virtual_time"};
+    "mutual_exclusion", "counter_floor", "no_spurious_timeout", "virtual_time"};
 constexpr std::string_view name_of(Promise p) { return kPromiseNames[static_cast<std::size_t>(p)]; }
 
 // PromiseSet: a set of promises, built with `|`.

@@ -57,6 +57,9 @@
  *   |                | others (and with poll); without it tlab serialises its calls   |
  *   |                | on one mutex per instance                                      |
  *   | MUTUAL_EXCLUSION| (timed wait) at most `permits` holders at once                |
+ *   | NO_SPURIOUS_   | (timed wait) acquire_for says "not acquired" only if no permit |
+ *   |  TIMEOUT       | was free (by tlab's count of its own acquires and releases)    |
+ *   |                | for a grace's length of the call (wake latency)                |
  *   | VIRTUAL        | a capability: runs on tlab's clock (needs TLAB_CLOCK_HOST and  |
  *   |                | TLAB_DRIVE_LOOP), so cases replay exactly                      |
  *
@@ -130,7 +133,8 @@ typedef enum tlab_cancel_result {
 #define TLAB_PROMISE_THREAD_SAFE (UINT64_C(1) << 6)
 #define TLAB_PROMISE_MUTUAL_EXCLUSION (UINT64_C(1) << 7)
 #define TLAB_PROMISE_VIRTUAL (UINT64_C(1) << 8)
-#define TLAB_PROMISE_ALL (UINT64_C(0x1ff))
+#define TLAB_PROMISE_NO_SPURIOUS_TIMEOUT (UINT64_C(1) << 9)
+#define TLAB_PROMISE_ALL (UINT64_C(0x3ff))
 
 /* What tlab passes to create(). */
 typedef struct tlab_subject_config {

@@ -54,7 +54,7 @@ constexpr tlab_subject kSemaphore = {
     TLAB_CLOCK_MONOTONIC,
     0,
     TLAB_PROMISE_DELIVERY | TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_MUTUAL_EXCLUSION |
-        TLAB_PROMISE_THREAD_SAFE,
+        TLAB_PROMISE_THREAD_SAFE | TLAB_PROMISE_NO_SPURIOUS_TIMEOUT,
     0,
     &sem_create,
     &sem_destroy,
