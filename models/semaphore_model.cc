@@ -12,7 +12,7 @@
 //   - every expiry timer was cancelled or ran (the drain);
 //   - invariants at every quiescent point: check_invariants() after each operation
 //     of each thread, on the timer thread right before and after each expiry
-//     callback, and at the end;
+//     callback, and at the end (the *_deserved tests and pool_returns);
 //   - every timeout is deserved (ExpiryWitness, model_timer_source.h): an expiry
 //     that wins against a parked waiter finds no permit free (a lost wakeup does
 //     not hang, the waiter leaves through its timeout; this tells them apart).
@@ -38,6 +38,11 @@
 // Tests (name: waiters N; expected outcome):
 //   release_vs_timeout   N = 1  pass: release()'s hand-off races the expiry
 //   two_waiters          N = 2  pass: the permit skips an expired waiter
+//   release_vs_timeout_deserved, two_waiters_deserved
+//                        the same with the quiescent-point checks and the witness:
+//                        pass. Separate tests because the checks add scheduling
+//                        points: on the original tests the random search missed
+//                        semaphore_lost_permit and the full one timed out.
 //   pool_returns         pool of 2, both out; 2 returners, 1 borrower: pass
 //
 // Mutants (core/include/tlab/platform/mutant.h), each must fail:
@@ -48,7 +53,7 @@
 //                          release_vs_timeout: release() and the expiry both
 //                          resume the waiter (double resume)
 //   semaphore_count_after_empty_check
-//                          release_vs_timeout, two_waiters: release() finds no
+//                          both *_deserved: release() finds no
 //                          waiter, drops the lock, the waiter enqueues, the
 //                          permit lands in the count: a free permit with a queued
 //                          waiter (check_invariants) and an undeserved timeout
@@ -82,8 +87,10 @@ constexpr Duration kDelay = Duration::milliseconds(10);
 constexpr std::uint32_t kInitial = 0;
 constexpr std::uint32_t kReleased = 1;
 
-template <int N>
-struct SemaphoreModel : rl::test_suite<SemaphoreModel<N>, N + 2> {
+// Checks: the *_deserved tests (see "Tests" above). Off, the run is the original
+// test's, step for step, so its measured searches and kills stay as they were.
+template <int N, bool Checks>
+struct SemaphoreModel : rl::test_suite<SemaphoreModel<N, Checks>, N + 2> {
   ModelTimerSource timers_{/*clients=*/N};
   Semaphore sem_{kInitial};
   std::array<Semaphore::WaiterT, N> waiters_;
@@ -91,6 +98,7 @@ struct SemaphoreModel : rl::test_suite<SemaphoreModel<N>, N + 2> {
   ExpiryWitness<Semaphore::WaiterT, N> witness_{waiters_};  // timer thread only
 
   void before() {
+    if (!Checks) return;
     timers_.set_fire_hooks(
         [this] {
           sem_.check_invariants();
@@ -106,10 +114,10 @@ struct SemaphoreModel : rl::test_suite<SemaphoreModel<N>, N + 2> {
     const int i = static_cast<int>(index);
     if (i == 0) {
       sem_.release(kReleased);
-      sem_.check_invariants();
+      if (Checks) sem_.check_invariants();
     } else if (i <= N) {
       acquired_[i - 1] = sem_.acquire_for(timers_, kDelay, waiters_[i - 1]);
-      sem_.check_invariants();
+      if (Checks) sem_.check_invariants();
       timers_.client_done();
     } else {
       timers_.run_timer_thread();
@@ -133,9 +141,9 @@ struct SemaphoreModel : rl::test_suite<SemaphoreModel<N>, N + 2> {
   }
 };
 
-template <int N>
+template <int N, bool Checks = false>
 bool simulate_semaphore(rl::test_params& params) {
-  return rl::simulate<SemaphoreModel<N>>(params);
+  return rl::simulate<SemaphoreModel<N, Checks>>(params);
 }
 
 // Threads: 0, 1 return lease 0, 1; 2 the borrower; 3 the timer thread.
@@ -196,16 +204,27 @@ constexpr ModelTest kTests[] = {
     {"release_vs_timeout",
      "1 waiter: release()'s hand-off races the waiter's expiry",
      &simulate_semaphore<1>,
-     "semaphore_lost_permit waiter_resume_on_lost_resolve token_load_store_resolve "
-     "semaphore_count_after_empty_check",
+     "semaphore_lost_permit waiter_resume_on_lost_resolve token_load_store_resolve",
      CleanRun::kPasses,
      {.bound_quick = 2}},
     {"two_waiters",
      "2 waiters: the permit skips an expired waiter and is never lost",
      &simulate_semaphore<2>,
-     "semaphore_lost_permit:bound semaphore_count_after_empty_check:bound",
+     "semaphore_lost_permit:bound",
      CleanRun::kPasses,
      {.bound_quick = 1, .bound_slow = 2}},
+    {"release_vs_timeout_deserved",
+     "release_vs_timeout + invariants at every quiescent point + the undeserved-timeout witness",
+     &simulate_semaphore<1, true>,
+     "semaphore_count_after_empty_check",
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_waiters_deserved",
+     "two_waiters + invariants at every quiescent point + the undeserved-timeout witness",
+     &simulate_semaphore<2, true>,
+     "semaphore_count_after_empty_check:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1}},
     {"pool_returns",
      "pool of 2, both out: two returns race a borrower's checkout and its expiry",
      &simulate_pool,

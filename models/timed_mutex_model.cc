@@ -12,10 +12,10 @@
 //   - lock_for() returned false iff its timer won (the mutex counted a timeout),
 //     and a waiter that returned false never entered the critical section;
 //   - every expiry timer was cancelled or ran (the drain).
-//   - invariants at every quiescent point: TimedMutex::check_invariants() (a free
+//   - (*) invariants at every quiescent point: TimedMutex::check_invariants() (a free
 //     lock has no queued waiter) after each operation of each thread, on the timer
 //     thread right before and after each expiry callback, and at the end;
-//   - every timeout is deserved (ExpiryWitness, model_timer_source.h): an expiry
+//   - (*) every timeout is deserved (ExpiryWitness, model_timer_source.h): an expiry
 //     that wins against a parked waiter finds the lock held.
 // A lost wakeup (free lock, parked waiter) does not hang: the waiter leaves through
 // its timeout. The two checks above tell it from a deserved timeout. A lost
@@ -39,6 +39,12 @@
 // Tests (name: waiters N; expected outcome):
 //   unlock_vs_timeout   N = 1  pass: unlock()'s resolve races the expiry
 //   two_waiters         N = 2  pass: FIFO hand-off past an expired head waiter
+//   unlock_vs_timeout_deserved, two_waiters_deserved
+//                       the same with the checks marked (*) below: pass. Separate
+//                       tests because the checks add scheduling points: on the
+//                       original tests they pushed the full searches for
+//                       waiter_resume_on_lost_resolve and token_load_store_resolve
+//                       past ctest's timeout.
 //
 // Mutants (core/include/tlab/platform/mutant.h), each must fail:
 //   mutex_unlock_no_resolve        both: unlock() pops an expired waiter, loses its
@@ -48,7 +54,7 @@
 //   token_load_store_resolve       both: unlock() and the expiry both win: the
 //                                  waiter leaves with false while the lock was
 //                                  handed to it (lock lost), or a double resume
-//   mutex_enqueue_after_retry      both: the waiter re-tries, drops the list lock,
+//   mutex_enqueue_after_retry      both *_deserved: the waiter re-tries, drops the list lock,
 //                                  the owner's unlock() frees the lock, the waiter
 //                                  enqueues: free lock with a queued waiter
 //                                  (check_invariants) and an undeserved timeout
@@ -73,8 +79,10 @@ using Mutex = TimedMutex<P, 32>;
 
 constexpr Duration kDelay = Duration::milliseconds(10);
 
-template <int N>
-struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
+// Checks: the *_deserved tests (see "Tests" above). Off, the run is the original
+// test's, step for step, so its measured searches and kills stay as they were.
+template <int N, bool Checks>
+struct TimedMutexModel : rl::test_suite<TimedMutexModel<N, Checks>, N + 2> {
   ModelTimerSource timers_{/*clients=*/N};
   Mutex mutex_;
   std::array<Mutex::WaiterT, N> waiters_;
@@ -85,6 +93,7 @@ struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
 
   void before() {
     RL_ASSERT(mutex_.try_lock());
+    if (!Checks) return;
     timers_.set_fire_hooks(
         [this] {
           mutex_.check_invariants();
@@ -101,19 +110,24 @@ struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
     if (i == 0) {
       critical_section(0);
       mutex_.unlock();
-      mutex_.check_invariants();
+      quiescent();
     } else if (i <= N) {
       acquired_[i - 1] = mutex_.lock_for(timers_, kDelay, waiters_[i - 1]);
-      mutex_.check_invariants();
+      quiescent();
       if (acquired_[i - 1]) {
         critical_section(i);
         mutex_.unlock();
-        mutex_.check_invariants();
+        quiescent();
       }
       timers_.client_done();
     } else {
       timers_.run_timer_thread();
     }
+  }
+
+  // A thread between two operations: check the invariants (Checks only).
+  void quiescent() {
+    if (Checks) mutex_.check_invariants();
   }
 
   void critical_section(int who) {
@@ -143,26 +157,37 @@ struct TimedMutexModel : rl::test_suite<TimedMutexModel<N>, N + 2> {
   }
 };
 
-template <int N>
+template <int N, bool Checks = false>
 bool simulate_mutex(rl::test_params& params) {
-  return rl::simulate<TimedMutexModel<N>>(params);
+  return rl::simulate<TimedMutexModel<N, Checks>>(params);
 }
 
 constexpr ModelTest kTests[] = {
     {"unlock_vs_timeout",
      "1 waiter: unlock()'s hand-off races the waiter's expiry",
      &simulate_mutex<1>,
-     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve token_load_store_resolve "
-     "mutex_enqueue_after_retry:bound",
+     "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve token_load_store_resolve",
      CleanRun::kPasses,
      {.bound_quick = 2}},
     {"two_waiters",
      "2 waiters: hand-off skips an expired waiter, the lock is never lost",
      &simulate_mutex<2>,
      "mutex_unlock_no_resolve:bound waiter_resume_on_lost_resolve:bound "
-     "token_load_store_resolve:bound mutex_enqueue_after_retry:bound",
+     "token_load_store_resolve:bound",
      CleanRun::kPasses,
      {.bound_quick = 1, .bound_slow = 2}},
+    {"unlock_vs_timeout_deserved",
+     "unlock_vs_timeout + invariants at every quiescent point + the undeserved-timeout witness",
+     &simulate_mutex<1, true>,
+     "mutex_enqueue_after_retry:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_waiters_deserved",
+     "two_waiters + invariants at every quiescent point + the undeserved-timeout witness",
+     &simulate_mutex<2, true>,
+     "mutex_enqueue_after_retry:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1}},
 };
 
 }  // namespace

@@ -35,12 +35,14 @@
 //   done_vs_timeout   1 waiter, 1 task   pass
 //   two_tasks         1 waiter, 2 tasks  pass: a straggler after a partial count
 //   two_waiters       2 waiters, 1 task  pass: the first deadline completes both
+//   *_deserved        the same three with the quiescent-point checks: pass
+//                     (separate tests, so the originals' searches stay as measured)
 //
 // Mutants (core/include/tlab/platform/mutant.h), each must fail:
 //   wait_group_plain_counter  every test: a done() after the timeout zeroed
 //                             `pending` drives it to -1 (pending() < 0).
 //   wait_group_park_without_recheck
-//                             every test: the waiter sees the group incomplete,
+//                             the *_deserved tests: the waiter sees the group incomplete,
 //                             drops mu_, the last done() completes it and notifies
 //                             nobody, the waiter parks: check_invariants fails.
 //
@@ -63,14 +65,18 @@ using P = RelacyPlatform;
 
 constexpr Duration kDelay = Duration::milliseconds(10);
 
-template <int Waiters, int Tasks>
-struct WaitGroupModel : rl::test_suite<WaitGroupModel<Waiters, Tasks>, Waiters + 1 + Tasks> {
+// Checks: the *_deserved tests (see "Tests" above). Off, the run is the original
+// test's, step for step, so its measured searches and kills stay as they were.
+template <int Waiters, int Tasks, bool Checks>
+struct WaitGroupModel
+    : rl::test_suite<WaitGroupModel<Waiters, Tasks, Checks>, Waiters + 1 + Tasks> {
   ModelTimerSource timers_{/*clients=*/Waiters};
   TimedWaitGroup<P> group_;
   std::array<bool, Waiters> result_{};  // result_[i]: waiter i's wait_for(); its own
 
   void before() {
     group_.add(Tasks);
+    if (!Checks) return;
     timers_.set_fire_hooks([this] { group_.check_invariants(); },
                            [this] { group_.check_invariants(); });
   }
@@ -79,14 +85,14 @@ struct WaitGroupModel : rl::test_suite<WaitGroupModel<Waiters, Tasks>, Waiters +
     const int i = static_cast<int>(index);
     if (i < Waiters) {
       result_[i] = group_.wait_for(timers_, kDelay);
-      group_.check_invariants();
+      if (Checks) group_.check_invariants();
       TLAB_MODEL_CHECK(group_.complete(), "wait_for() returned before the group completed");
       timers_.client_done();
     } else if (i == Waiters) {
       timers_.run_timer_thread();
     } else {
       group_.done();
-      group_.check_invariants();
+      if (Checks) group_.check_invariants();
     }
   }
 
@@ -105,30 +111,48 @@ struct WaitGroupModel : rl::test_suite<WaitGroupModel<Waiters, Tasks>, Waiters +
   }
 };
 
-template <int Waiters, int Tasks>
+template <int Waiters, int Tasks, bool Checks = false>
 bool simulate_wait_group(rl::test_params& params) {
-  return rl::simulate<WaitGroupModel<Waiters, Tasks>>(params);
+  return rl::simulate<WaitGroupModel<Waiters, Tasks, Checks>>(params);
 }
 
 constexpr ModelTest kTests[] = {
     {"done_vs_timeout",
      "1 waiter, 1 task: done() races the timeout",
      &simulate_wait_group<1, 1>,
-     "wait_group_plain_counter wait_group_park_without_recheck:bound",
+     "wait_group_plain_counter",
      CleanRun::kPasses,
      {.bound_quick = 2}},
     {"two_tasks",
      "1 waiter, 2 tasks: the timeout lands between the two done() calls",
      &simulate_wait_group<1, 2>,
-     "wait_group_plain_counter wait_group_park_without_recheck:bound",
+     "wait_group_plain_counter",
      CleanRun::kPasses,
      {.bound_quick = 1, .bound_slow = 2}},
     {"two_waiters",
      "2 waiters, 1 task: the first deadline completes the group for both",
      &simulate_wait_group<2, 1>,
-     "wait_group_plain_counter wait_group_park_without_recheck:bound",
+     "wait_group_plain_counter",
      CleanRun::kPasses,
      {.bound_quick = 1, .bound_slow = 2}},
+    {"done_vs_timeout_deserved",
+     "done_vs_timeout + invariants at every quiescent point (the timer's included)",
+     &simulate_wait_group<1, 1, true>,
+     "wait_group_plain_counter wait_group_park_without_recheck:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 2}},
+    {"two_tasks_deserved",
+     "two_tasks + invariants at every quiescent point (the timer's included)",
+     &simulate_wait_group<1, 2, true>,
+     "wait_group_park_without_recheck:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1}},
+    {"two_waiters_deserved",
+     "two_waiters + invariants at every quiescent point (the timer's included)",
+     &simulate_wait_group<2, 1, true>,
+     "wait_group_park_without_recheck:bound",
+     CleanRun::kPasses,
+     {.bound_quick = 1}},
 };
 
 }  // namespace
