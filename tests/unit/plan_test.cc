@@ -2,8 +2,8 @@
 // rounds over its strategies, each at a fresh seed, stopping at the first catch;
 // its records say how many rounds ran and carry the catching seed; a pair no round
 // catches survives; one round is the old one-run-per-strategy plan; trials run no
-// search; and check simulates the mutant cases of an engine that runs under
-// simulation, but not those of one that cannot, nor a TSan-only catch. Scripted
+// search; and check simulates the mutant cases of every engine, but not those of a
+// scenario on a built-in subject, nor a TSan-only catch. Scripted
 // runs (tests/support/fake_runner.h): which seed catches is chosen by the test.
 #include "plan/plan.h"
 
@@ -24,7 +24,7 @@ namespace {
 // two strategies, seed 3.
 Scenario service_scenario() { return testing::waiter_scenario("alpha"); }
 
-// A timed-wait-group scenario: its engine does not run under simulation.
+// A timed-wait-group scenario: its engine runs under simulation too.
 Scenario wait_group_scenario() {
   return testing::scenario_from(
       {{"name", "beta"},
@@ -35,6 +35,20 @@ Scenario wait_group_scenario() {
          {{"role", "wait_group_waiter"}, {"count", 1}, {"timeout_us", {{"fixed", 100}}}}}},
        {"run", {{"operations", 10}, {"budget_s", 2}, {"seed", 6}}},
        {"catches", {"wait_group_plain_counter"}}});
+}
+
+// A scenario on a built-in subject (engine.subject): the generic driver does not
+// run under simulation.
+Scenario subject_scenario() {
+  return testing::scenario_from(
+      {{"name", "gamma"},
+       {"description", "plan test"},
+       {"engine", {{"subject", "sharded_service"}, {"tick_us", 100}, {"clock", "steady"}}},
+       {"actors",
+        {{{"role", "scheduler"}, {"count", 1}, {"delay_us", {{"fixed", 100}}}},
+         {{"role", "timer_thread"}, {"count", 1}}}},
+       {"run", {{"operations", 10}, {"budget_s", 2}, {"seed", 7}}},
+       {"catches", {"sharded_cancel_wrong_shard"}}});
 }
 
 std::vector<CaseSpec> mutant_specs(const std::vector<Scenario>& scenarios, Overrides o = {}) {
@@ -120,16 +134,24 @@ TEST(PlanTest, TrialsRunNoSearch) {
   for (const CaseRecord& c : report.cases) EXPECT_FALSE(c.search_rounds);
 }
 
-// check simulates the listed mutants of an engine that runs under simulation, and
-// leaves the clean cases, and an engine that cannot simulate, on real threads.
+// check simulates the listed mutants of every engine (the timer service's and the
+// wait group's here), and leaves the clean cases, and a scenario on a built-in
+// subject, on real threads.
 TEST(PlanTest, CheckSimulatesMutantsWhereTheEngineCan) {
-  const std::vector<Scenario> scenarios{service_scenario(), wait_group_scenario()};
+  const std::vector<Scenario> scenarios{service_scenario(), wait_group_scenario(),
+                                        subject_scenario()};
   Overrides o;
   o.simulate_mutants = true;
+  std::set<std::string> simulated;
+  int subject_mutants = 0;
   for (const CaseSpec& s : plan_check(scenarios, o)) {
-    const bool want = s.expect_fail && s.scenario->name == "alpha";
+    const bool want = s.expect_fail && s.scenario->name != "gamma";
     EXPECT_EQ(s.sim.has_value(), want) << s.id;
+    if (s.sim) simulated.insert(s.scenario->name);
+    subject_mutants += s.expect_fail && s.scenario->name == "gamma";
   }
+  EXPECT_EQ(simulated, (std::set<std::string>{"alpha", "beta"}));
+  EXPECT_EQ(subject_mutants, 1);
   // Without it (the kill matrix's scenario layer) every case runs real threads.
   for (const CaseSpec& s : plan_check(scenarios, {})) EXPECT_FALSE(s.sim.has_value()) << s.id;
 }
