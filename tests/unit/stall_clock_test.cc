@@ -1,8 +1,9 @@
 // Tests for tool/base/stall_clock.h: effective time is wall time less the stall
 // recorded within the interval; the stall of one period is capped at its length;
 // before any sample (outside a case child) it is wall time; and on this kernel the
-// sampler reads the threads' run_delay. Stalls are recorded by hand (record), so
-// nothing here depends on the machine's load.
+// sampler reads the threads' run_delay; a wait still going on counts while it
+// lasts, not only once the kernel adds it to run_delay. Stalls are recorded by hand
+// (record, account), so nothing here depends on the machine's load.
 #include "base/stall_clock.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,43 @@ TEST(StallClockTest, SamplerReadsRunDelayWhereTheKernelHasIt) {
   const bool has = std::filesystem::exists("/proc/thread-self/schedstat");
   EXPECT_EQ(c.uses_schedstat(), has);
   EXPECT_LE(c.stalled_ns(), 10 * kMs);
+}
+
+// The kernel adds a wait to run_delay only when it ends. A thread runnable at two
+// samples that got no CPU time between them is waiting: each such period counts
+// whole, and when the wait ends, run_delay's jump counts only its uncounted part.
+TEST(StallClockTest, AWaitStillGoingOnCountsWhileItLasts) {
+  using R = StallClock::ThreadReading;
+  StallClock c;
+  c.account(10 * kMs, {R{1, 100, 0, true}});  // first seen: nothing to compare
+  c.account(20 * kMs, {R{1, 100, 0, true}});  // runnable, no CPU time: waited 10 ms
+  c.account(30 * kMs, {R{1, 100, 0, true}});  // and 10 more
+  EXPECT_EQ(c.stalled_ns(), 20 * kMs);
+  // It ran at last; the kernel reports the whole 25 ms wait, 20 of which counted.
+  c.account(40 * kMs, {R{1, 105, 25 * kMs, false}});
+  EXPECT_EQ(c.stalled_ns(), 25 * kMs);
+  EXPECT_EQ(c.effective_ns(10 * kMs, 40 * kMs), 5 * kMs);
+}
+
+// A sleeping thread (a lost wakeup sleeps) is no stall; neither is a runnable one
+// that got CPU time: only its finished waits count.
+TEST(StallClockTest, SleepingAndRunningThreadsAreNoStall) {
+  using R = StallClock::ThreadReading;
+  StallClock c;
+  c.account(10 * kMs, {R{1, 100, 0, false}, R{2, 100, 0, true}});
+  c.account(20 * kMs, {R{1, 100, 0, false}, R{2, 108, 1 * kMs, true}});
+  c.account(30 * kMs, {R{1, 100, 0, false}, R{2, 116, 2 * kMs, true}});
+  EXPECT_EQ(c.stalled_ns(), 2 * kMs);
+  EXPECT_EQ(c.effective_ns(10 * kMs, 30 * kMs), 18 * kMs);
+}
+
+// The largest stall of the watched threads counts, not their sum.
+TEST(StallClockTest, TheMostStalledThreadCounts) {
+  using R = StallClock::ThreadReading;
+  StallClock c;
+  c.account(10 * kMs, {R{1, 0, 0, true}, R{2, 0, 0, true}});
+  c.account(20 * kMs, {R{1, 0, 0, true}, R{2, 0, 0, true}});
+  EXPECT_EQ(c.stalled_ns(), 10 * kMs);
 }
 
 }  // namespace

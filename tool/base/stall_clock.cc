@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace tlab::tool {
@@ -21,29 +22,46 @@ std::int64_t steady_ns() {
       .count();
 }
 
-// run_delay_of: field 2 of /proc/<pid>/task/<tid>/schedstat ("on-cpu run-delay
-// timeslices", nanoseconds); -1 if it cannot be read (the thread is gone, or the
-// kernel has no schedstat).
-std::int64_t run_delay_of(const std::string& path) {
+// read_small: the start of a small /proc file, NUL-terminated; false if it cannot
+// be read (the thread is gone, or the kernel lacks the file).
+template <std::size_t N>
+bool read_small(const std::string& path, char (&buf)[N]) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char buf[96];
+  if (fd < 0) return false;
   ssize_t n = 0;
   do {
-    n = ::read(fd, buf, sizeof buf - 1);
+    n = ::read(fd, buf, N - 1);
   } while (n < 0 && errno == EINTR);
   ::close(fd);
-  if (n <= 0) return -1;
+  if (n <= 0) return false;
   buf[n] = '\0';
-  char* end = nullptr;
-  std::strtoll(buf, &end, 10);  // time on the CPU
-  if (end == buf) return -1;
-  char* second = end;
-  const long long delay = std::strtoll(second, &end, 10);
-  return end == second ? -1 : static_cast<std::int64_t>(delay);
+  return true;
 }
 
-// for_each_task: calls f(tid, run_delay) for every thread of `pid` (0: this
+// read_thread: fields 1 and 2 of <dir>/schedstat ("on-cpu run-delay timeslices",
+// nanoseconds) and whether <dir>/stat's state (the field after the command's
+// closing parenthesis) is R; false if schedstat cannot be read.
+bool read_thread(const std::string& dir, StallClock::ThreadReading& r) {
+  char buf[128];
+  if (!read_small(dir + "/schedstat", buf)) return false;
+  char* end = nullptr;
+  const long long cpu = std::strtoll(buf, &end, 10);
+  if (end == buf) return false;
+  char* second = end;
+  const long long delay = std::strtoll(second, &end, 10);
+  if (end == second) return false;
+  r.cpu_ns = cpu;
+  r.run_delay_ns = delay;
+  char stat[512];
+  r.runnable = false;
+  if (read_small(dir + "/stat", stat)) {
+    const char* paren = std::strrchr(stat, ')');
+    r.runnable = paren != nullptr && paren[1] == ' ' && paren[2] == 'R';
+  }
+  return true;
+}
+
+// for_each_task: calls f(tid, reading) for every thread of `pid` (0: this
 // process); false if the task directory cannot be read or no thread had schedstat.
 template <class F>
 bool for_each_task(pid_t pid, F&& f) {
@@ -54,10 +72,10 @@ bool for_each_task(pid_t pid, F&& f) {
   bool any = false;
   while (const dirent* e = ::readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    const std::int64_t delay = run_delay_of(dir + "/" + e->d_name + "/schedstat");
-    if (delay < 0) continue;
+    StallClock::ThreadReading r;
+    if (!read_thread(dir + "/" + e->d_name, r)) continue;
     any = true;
-    f(static_cast<std::uint32_t>(std::strtoul(e->d_name, nullptr, 10)), delay);
+    f(static_cast<std::uint32_t>(std::strtoul(e->d_name, nullptr, 10)), r);
   }
   ::closedir(d);
   return any;
@@ -68,9 +86,11 @@ bool for_each_task(pid_t pid, F&& f) {
 void StallClock::start() {
   if (sampler_.joinable()) return;
   stop_.store(false);
-  last_.clear();
+  past_.clear();
   last_wall_ = steady_ns();
-  read_delays(last_);
+  std::vector<ThreadReading> first;
+  read_threads(first);
+  for (const ThreadReading& r : first) past_[r.key] = ThreadPast{r, 0};
   sampler_ = std::thread([this] { run(); });
 }
 
@@ -85,7 +105,7 @@ void StallClock::watch_process(pid_t pid) {
   if (std::find(pids_.begin(), pids_.end(), pid) == pids_.end()) pids_.push_back(pid);
 }
 
-bool StallClock::read_delays(std::unordered_map<std::uint64_t, std::int64_t>& out) {
+bool StallClock::read_threads(std::vector<ThreadReading>& out) {
   std::vector<pid_t> pids{0};
   {
     std::lock_guard lk(pids_mu_);
@@ -93,8 +113,9 @@ bool StallClock::read_delays(std::unordered_map<std::uint64_t, std::int64_t>& ou
   }
   bool self_ok = false;
   for (const pid_t pid : pids) {
-    const bool ok = for_each_task(pid, [&](std::uint32_t tid, std::int64_t delay) {
-      out[(std::uint64_t{static_cast<std::uint32_t>(pid)} << 32) | tid] = delay;
+    const bool ok = for_each_task(pid, [&](std::uint32_t tid, ThreadReading r) {
+      r.key = (std::uint64_t{static_cast<std::uint32_t>(pid)} << 32) | tid;
+      out.push_back(r);
     });
     if (pid == 0) self_ok = ok;
   }
@@ -102,19 +123,43 @@ bool StallClock::read_delays(std::unordered_map<std::uint64_t, std::int64_t>& ou
 }
 
 void StallClock::sample(std::int64_t now_ns, std::int64_t oversleep_ns) {
-  std::int64_t grew = 0;
-  std::unordered_map<std::uint64_t, std::int64_t> now_delays;
-  if (schedstat_.load(std::memory_order::relaxed) && read_delays(now_delays)) {
-    for (const auto& [key, delay] : now_delays) {
-      const auto it = last_.find(key);
-      // A thread born since the last sample has waited at most since its birth.
-      grew = std::max(grew, delay - (it == last_.end() ? 0 : it->second));
-    }
-    last_ = std::move(now_delays);
+  std::vector<ThreadReading> threads;
+  if (schedstat_.load(std::memory_order::relaxed) && read_threads(threads)) {
+    account(now_ns, threads);
   } else {
     schedstat_.store(false, std::memory_order::relaxed);
-    grew = oversleep_ns;
+    record(now_ns, oversleep_ns);
   }
+}
+
+void StallClock::account(std::int64_t now_ns, const std::vector<ThreadReading>& threads) {
+  const std::int64_t period = std::max<std::int64_t>(0, now_ns - last_wall_);
+  std::int64_t grew = 0;
+  std::unordered_map<std::uint64_t, ThreadPast> next;
+  next.reserve(threads.size());
+  for (const ThreadReading& r : threads) {
+    const auto it = past_.find(r.key);
+    // A thread born since the last sample has waited at most since its birth.
+    ThreadPast p = it == past_.end() ? ThreadPast{ThreadReading{r.key, 0, 0, false}, 0}
+                                     : it->second;
+    std::int64_t own = 0;
+    if (p.last.runnable && r.runnable && r.cpu_ns == p.last.cpu_ns &&
+        r.run_delay_ns == p.last.run_delay_ns) {
+      // Runnable throughout and never on a CPU: waiting, and the kernel has not
+      // added this wait to run_delay yet.
+      own = period;
+      p.counted_wait += period;
+    } else {
+      // The waits that ended in the period, less the part already counted while
+      // it was still going on.
+      own = std::max<std::int64_t>(0, r.run_delay_ns - p.last.run_delay_ns - p.counted_wait);
+      p.counted_wait = 0;
+    }
+    grew = std::max(grew, own);
+    p.last = r;
+    next[r.key] = p;
+  }
+  past_ = std::move(next);
   record(now_ns, grew);
 }
 

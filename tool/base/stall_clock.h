@@ -13,9 +13,25 @@
 //   effective(t0, t1) = (t1 - t0) - (S(t1) - S(t0))
 //
 // where S is the case's cumulative stall: each sampling period adds the largest
-// increase, over the watched threads, of the kernel's run_delay (time runnable but
-// not running: /proc/<pid>/task/<tid>/schedstat, field 2), capped at the period's
-// wall length. The watched threads are every thread of this case process and of
+// stall, over the watched threads, that the period shows, capped at the period's
+// wall length. A thread's stall in a period is what the kernel says it waited for
+// a CPU (run_delay: /proc/<pid>/task/<tid>/schedstat, field 2) plus the wait it is
+// still in:
+//
+//   | the thread at the two samples                 | its stall in the period  |
+//   |-----------------------------------------------|--------------------------|
+//   | runnable at both, no CPU time in between      | the whole period (waits) |
+//   | anything else                                 | run_delay's increase, less|
+//   |                                               | what was counted above   |
+//
+// The first row matters: the kernel adds a wait to run_delay only when the wait
+// ends (the thread gets a CPU). A thread starved for a second shows no run_delay
+// until it runs, and then a jump that one period's cap would cut to 10 ms: on a
+// loaded machine (a memory hog at normal priority, tlab at nice 10) the timer
+// thread of expiry_storm waited 976 ms of its first second while its run_delay
+// stood still, and graces counted that second as time it could run. A thread that
+// is runnable at both samples and got no CPU time between them cannot have slept
+// in between (sleeping takes a run), so the row never counts a sleep. The watched threads are every thread of this case process and of
 // the processes registered with watch_process (an exec subject's). The largest,
 // not the responsible thread's: a timer thread blocked on a mutex whose holder is
 // starved is late through no fault of its own, and which thread is responsible is
@@ -34,9 +50,9 @@
 // Without schedstat (a kernel without CONFIG_SCHED_INFO) S is the sampler thread's
 // own lateness past each period: a coarser estimate of the same thing.
 //
-// Cost: one sample every kPeriodNs on the sampler thread: a directory walk and one
-// small read per watched thread (~5 us each; ~50 us a sample for ten threads, 0.5%
-// of a core). effective() is two atomic loads and a binary search over the history
+// Cost: one sample every kPeriodNs on the sampler thread: a directory walk and two
+// small reads per watched thread (schedstat and stat, ~5 us each; ~100 us a sample
+// for ten threads, 1% of a core). effective() is two atomic loads and a binary search over the history
 // (O(log kHistory)). Memory: kHistory samples of 16 bytes (1 MiB), enough for the
 // longest budget a scenario may set (600 s) at kPeriodNs.
 //
@@ -94,10 +110,22 @@ class StallClock {
   // sampler's oversleep stands in for it).
   bool uses_schedstat() const { return schedstat_.load(std::memory_order::relaxed); }
 
+  // One watched thread as a sample sees it.
+  struct ThreadReading {
+    std::uint64_t key = 0;        // pid << 32 | tid
+    std::int64_t cpu_ns = 0;      // schedstat field 1: time on a CPU
+    std::int64_t run_delay_ns = 0;  // schedstat field 2: finished waits for a CPU
+    bool runnable = false;        // stat's state is R (running or waiting for a CPU)
+  };
+
   // StallClock::sample: one sampling step at steady instant `now_ns`: reads the
-  // watched threads' run_delay (or takes `oversleep_ns` without schedstat) and
-  // records it. Thread safety: the sampler thread only.
+  // watched threads (or takes `oversleep_ns` without schedstat) and records the
+  // stall. Thread safety: the sampler thread only.
   void sample(std::int64_t now_ns, std::int64_t oversleep_ns);
+  // StallClock::account: records the stall that `threads`, read at `now_ns`, show
+  // since the previous readings (the table above). What sample() does once it has
+  // read /proc; tests call it directly. Thread safety: as sample().
+  void account(std::int64_t now_ns, const std::vector<ThreadReading>& threads);
   // StallClock::record: the stall that grew by `grew_ns` up to steady instant
   // `now_ns` (capped at the time since the previous record; instants must not go
   // back). What sample() does once it has measured; tests call it directly.
@@ -112,15 +140,21 @@ class StallClock {
   // stall_at: S at steady instant t (the last sample at or before t; 0 before the
   // first).
   std::int64_t stall_at(std::int64_t t) const;
-  // read_delays: run_delay of every watched thread, keyed by (pid << 32 | tid);
-  // false if schedstat cannot be read.
-  bool read_delays(std::unordered_map<std::uint64_t, std::int64_t>& out);
+  // read_threads: every watched thread; false if this process's schedstat cannot
+  // be read.
+  bool read_threads(std::vector<ThreadReading>& out);
+  // What the previous sample saw of a thread, and how much of its current wait
+  // was already counted (the kernel adds it to run_delay only when it ends).
+  struct ThreadPast {
+    ThreadReading last;
+    std::int64_t counted_wait = 0;
+  };
   void run();
 
   std::array<Entry, kHistory> history_{};
   std::atomic<std::size_t> count_{0};                     // release by sample(), acquire by readers
   std::atomic<bool> schedstat_{true};                     // relaxed: a diagnostic
-  std::unordered_map<std::uint64_t, std::int64_t> last_;  // sampler only
+  std::unordered_map<std::uint64_t, ThreadPast> past_;    // sampler only
   std::int64_t last_wall_ = 0;                            // sampler only
   std::mutex pids_mu_;
   std::vector<pid_t> pids_;  // pids_mu_: besides this process
