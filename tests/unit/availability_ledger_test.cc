@@ -1,6 +1,7 @@
 // Tests of the undeserved_timeout judge (tool/oracles/availability_ledger.h) on a
 // manual clock: availability intervals against timed-out waits' windows, the grace
-// boundary, capacity above one, and the pruning of old intervals. Each test names
+// boundary, capacity above one, the pruning of old intervals, and a success that
+// came late (a lost wakeup that a later wake-up hid). Each test names
 // the mutation of the judge it catches (each was tried once: the test failed).
 #include "oracles/availability_ledger.h"
 
@@ -17,7 +18,10 @@ struct Fixture {
   explicit Fixture(std::uint32_t capacity, std::int64_t grace, bool takes_unit = true)
       : ledger({capacity, grace, "the mutex", "lock_for", takes_unit}, [this] { return now; },
                [](std::int64_t t) { return "t=" + std::to_string(t); },
-               [this](const std::string& s) { found.push_back(s); }) {}
+               [this](Oracle o, const std::string& s) {
+                 found.push_back(s);
+                 oracles.push_back(o);
+               }) {}
 
   // A wait begun at `call`; it ends at `back` with `deadline`, timed out (or not).
   AvailabilityLedger::Wait begin_at(std::int64_t call) {
@@ -43,6 +47,7 @@ struct Fixture {
 
   std::int64_t now = 0;  // declared before the ledger: its constructor reads it
   std::vector<std::string> found;
+  std::vector<Oracle> oracles;  // found[i]'s oracle
   AvailabilityLedger ledger;
 };
 
@@ -59,6 +64,7 @@ TEST(AvailabilityLedgerTest, TimeoutWhileFreeIsUndeserved) {
       << s;
   EXPECT_NE(s.find("the mutex was available from t=0 on"), std::string::npos) << s;
   EXPECT_NE(s.find("1.0us of its wait, at least the grace of 100ns"), std::string::npos) << s;
+  EXPECT_EQ(f.oracles[0], Oracle::kUndeservedTimeout);
   EXPECT_EQ(f.ledger.judged(), 1u);
 }
 
@@ -165,6 +171,28 @@ TEST(AvailabilityLedgerTest, ClosedIntervalsAreKeptForLongWaits) {
   f.end_at(longw, 5000, 5000);
   ASSERT_EQ(f.found.size(), 1u);
   EXPECT_NE(f.found[0].find("from t=1100 to t=1500"), std::string::npos) << f.found[0];
+}
+
+// A wait that succeeded only long after what it waited for became available was
+// not woken by the release: a lost_wakeup (its window is [call, return]). A prompt
+// success after a release is not. Catches: a judge that skips successful waits.
+TEST(AvailabilityLedgerTest, ALateSuccessIsALostWakeup) {
+  Fixture f(1, 100);
+  f.hold_at(0);
+  const AvailabilityLedger::Wait prompt = f.begin_at(500);
+  f.release_at(600);
+  f.end_at(prompt, 5000, 650, /*ok=*/true);  // 50 ns after the release: within the grace
+  EXPECT_TRUE(f.found.empty());
+  const AvailabilityLedger::Wait late = f.begin_at(1000);
+  f.release_at(1200);                      // nobody wakes the queued waiter
+  f.end_at(late, 1500, 2000, /*ok=*/true);  // its timer (or a later hand-off) does
+  ASSERT_EQ(f.found.size(), 1u);
+  EXPECT_EQ(f.oracles[0], Oracle::kLostWakeup);
+  EXPECT_NE(f.found[0].find("lock_for called at t=1000 succeeded only at t=2000, yet the mutex "
+                            "was available from t=1200 on: 800ns of its wait"),
+            std::string::npos)
+      << f.found[0];
+  EXPECT_EQ(f.ledger.judged(), 0u);  // judged() counts timeouts only
 }
 
 // undeserved() on one interval, as the coroutine engine uses it: the awaited

@@ -29,6 +29,13 @@
 // waiter, the interval, the overlap and the grace. One violation per wait (the
 // longest overlap is named).
 //
+// The same rule judges a wait that succeeded: if its window [call, return] overlaps
+// one continuous availability interval by at least `grace`, it waited while what it
+// waited for was there, and whatever finally woke it (a later hand-off, its own
+// timer, which then found the count at zero) hid a wake-up that was lost. That is a
+// lost_wakeup, not an undeserved_timeout (the call did not fail): under dense
+// contention a lost hand-off ends this way, not in a timeout.
+//
 // The grace covers wake latency: the driver records a hand-off recipient's
 // acquisition only when the recipient runs, and a freed unit is counted available
 // until then; a waiter's timeout may also race the release that frees its unit.
@@ -58,6 +65,7 @@
 
 #include "tlab/base/annotations.h"
 #include "tlab/platform/std_mutex.h"
+#include "types/oracle.h"
 
 namespace tlab::tool {
 
@@ -92,6 +100,12 @@ std::int64_t undeserved_overlap(const TimedOutWait& w, const Availability& a);
 std::optional<std::string> undeserved(const TimedOutWait& w, const Availability& a,
                                       std::int64_t grace_ns, std::string_view resource,
                                       const AvailabilityFormat& at);
+// woken_late: the lost_wakeup sentence for a wait `w` that succeeded at w.returned
+// (its window [call, returned]; w.deadline is ignored) against `a`, or nullopt if
+// their overlap is below `grace_ns`.
+std::optional<std::string> woken_late(const TimedOutWait& w, const Availability& a,
+                                      std::int64_t grace_ns, std::string_view resource,
+                                      const AvailabilityFormat& at);
 
 class AvailabilityLedger {
  public:
@@ -103,7 +117,9 @@ class AvailabilityLedger {
     bool wait_takes_unit = true;  // a successful wait holds one unit (false: an event)
   };
   using Clock = std::function<std::int64_t()>;
-  using Sink = std::function<void(const std::string& sentence)>;
+  // The finding's oracle (undeserved_timeout for a timeout, lost_wakeup for a late
+  // success) and its sentence.
+  using Sink = std::function<void(Oracle oracle, const std::string& sentence)>;
 
   // AvailabilityLedger::AvailabilityLedger: nothing held, so available from now().
   AvailabilityLedger(Options o, Clock now, AvailabilityFormat at, Sink sink);
@@ -116,15 +132,15 @@ class AvailabilityLedger {
   // AvailabilityLedger::begin: a timed wait is called now.
   Wait begin();
   // AvailabilityLedger::end: the wait returned now, `ok` (acquired, or woken by the
-  // event) or timed out. Ensures: ok with wait_takes_unit holds one more unit; a
-  // timeout is judged, its sentence (if any) sent to the sink.
+  // event) or timed out. Ensures: every wait is judged and its sentence (if any) sent
+  // to the sink; ok with wait_takes_unit then holds one more unit.
   void end(const Wait& w, bool ok, std::int64_t deadline, std::string_view who);
   // AvailabilityLedger::held: n more units held now (wait group: add(n)).
   void held(std::uint32_t n = 1);
   // AvailabilityLedger::released: n units released now (after the release returned).
   void released(std::uint32_t n = 1);
 
-  std::uint64_t judged() const;  // timed-out waits judged
+  std::uint64_t judged() const;  // timed-out waits judged (successes are not counted)
   std::int64_t grace_ns() const { return o_.grace_ns; }
 
  private:

@@ -3,7 +3,8 @@
 // pool's checkout).
 //
 // Each mutex_contender or pool_client thread, per operation: acquire_for(
-// timeout_us), and when acquired, hold for hold_us and release(). Always on the
+// timeout_us), and when acquired, hold for hold_us and release(); between two
+// operations it pauses delay_us, if the actor has one. Always on the
 // real clock (the calls block). config.permits is engine.pool_size when the
 // scenario has pool_client actors (a pool of that many), else 1 (a timed mutex).
 //
@@ -108,7 +109,13 @@ class TimedWaitCase {
 
   void holder_loop(const Actor& a, ActorState& st, ActorLog& log, std::uint64_t quota,
                    std::mt19937_64& rng) {
+    bool first = true;
     while (ctx_.take_op(quota)) {
+      // The think time (delay_us) between two acquisitions: sparse contention.
+      if (!first && a.delay_us) {
+        if (const std::int64_t us = a.delay_us->sample(rng); us > 0) sleep_us(ctx_, us);
+      }
+      first = false;
       const std::int64_t timeout = a.timeout_us->sample(rng) * 1000;  // |us| <= 9e15: fits
       std::int32_t acquired = 0;
       const std::int64_t t0 = steady_ns();

@@ -114,7 +114,7 @@ std::int64_t undeserved_timeout_grace_ns(const CaseContext& ctx);
 // hand-off seeded in wait_list.h overlapped up to 580 us.
 inline constexpr std::int64_t kUndeservedTimeoutGraceSimNs = 10'000;
 
-// availability_ledger: the case's undeserved_timeout judge over `o` (its grace set
+// availability_ledger: the case's undeserved_timeout and late-wake judge over `o` (its grace set
 // to undeserved_timeout_grace_ns), on the clock `now` (the case's steady frame),
 // printing instants with ctx.at and counting each finding as a violation.
 inline AvailabilityLedger availability_ledger(CaseContext& ctx, AvailabilityLedger::Options o,
@@ -122,7 +122,7 @@ inline AvailabilityLedger availability_ledger(CaseContext& ctx, AvailabilityLedg
   o.grace_ns = undeserved_timeout_grace_ns(ctx);
   return AvailabilityLedger(
       std::move(o), std::move(now), [&ctx](std::int64_t t) { return ctx.at(t); },
-      [&ctx](const std::string& s) { ctx.violation(Oracle::kUndeservedTimeout, s); });
+      [&ctx](Oracle o, const std::string& s) { ctx.violation(o, s); });
 }
 
 // judge_undeserved: one timed-out wait against one availability interval (a driver

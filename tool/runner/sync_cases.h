@@ -4,7 +4,7 @@
 // runner/sim_run.h).
 //
 //   kMutex     mutex_contender: lock_for(timeout_us) on one TimedMutex; holds it
-//              hold_us. Oracles: mutual_exclusion (two holders at once, checked
+//              hold_us, then pauses delay_us (if set). Oracles: mutual_exclusion (two holders at once, checked
 //              with an atomic holder count), early_fire (a false return before the
 //              timeout), double_resume (the contenders' Waiter counters),
 //              lost_wakeup (the mutex held by nobody at the end: a hand-off lost),
@@ -12,13 +12,15 @@
 //              by the contenders' own count, for the grace of its wait).
 //   kWaitGroup rounds, one per operation: a TimedWaitGroup add(members); each
 //              wait_group_member calls done() after delay_us, each
-//              wait_group_waiter wait_for(timeout_us); a RoundBarrier<P>
+//              wait_group_waiter wait_for(timeout_us) (after its own delay_us, if
+//              set); a RoundBarrier<P>
 //              separates rounds. Oracles: wait_group_negative (pending() < 0 after a done()),
 //              early_fire (false before the timeout), wrong_result (true while a
 //              member had not called done()), undeserved_timeout (false although
 //              every member's done() had returned the grace before its deadline).
 //   kPool      pool_client: checkout_for(timeout_us) on Pool<int> of
-//              engine.pool_size objects; holds hold_us. Oracles: mutual_exclusion
+//              engine.pool_size objects; holds hold_us, then pauses delay_us (if
+//              set). Oracles: mutual_exclusion
 //              (one object leased twice), early_fire, double_resume,
 //              conservation (objects/permits missing once every lease is back),
 //              undeserved_timeout (a checkout_for timed out while fewer than
@@ -120,6 +122,16 @@ void hold_for(CaseContext& ctx, std::int64_t us) {
   }
 }
 
+// pause_between: actor r's think time between two timed acquisitions (delay_us, if
+// it has one; a negative sample is no pause). Sparse contention: without it, the
+// next contender's hand-off ends a lost wakeup's wait before its timeout can show it.
+template <class P>
+void pause_between(CaseContext& ctx, ActorRef& r, std::mt19937_64& rng) {
+  if (!r.a->delay_us) return;
+  const std::int64_t us = r.a->delay_us->sample(rng);
+  if (us > 0) hold_for<P>(ctx, us);
+}
+
 // RoundBarrier: std::barrier's arrive_and_wait on P::Mutex and P::CondVar, so it
 // blocks inside the simulation's scheduler under SimPlatform (a std::barrier would
 // block outside it). A generation count tells a round's release from the next
@@ -218,7 +230,10 @@ void mutex_case(CaseContext& ctx) {
       const auto [ok, back] =
           timed_acquire<P>(ctx, r, rng, log, timeouts, avail, "lock_for",
                         [&](Duration d) { return mu.lock_for(service, d, self); });
-      if (!ok) continue;
+      if (!ok) {
+        pause_between<P>(ctx, r, rng);
+        continue;
+      }
       acquired.fetch_add(1, std::memory_order::relaxed);
       const int before = holders.fetch_add(1, std::memory_order::acq_rel);  // pairs with fetch_sub
       if (before != 0) {
@@ -233,6 +248,7 @@ void mutex_case(CaseContext& ctx) {
       mu.unlock();
       avail.released();
       r.st->set(Phase::kWorking);
+      pause_between<P>(ctx, r, rng);
     }
   });
   for (ActorRef& r : actors) waiter_counters<P>(ctx, *r.st, waiters[r.index]);
@@ -295,6 +311,12 @@ void wait_group_case(CaseContext& ctx) {
                             r.st->name, ctx.at(case_ns<P>(ctx)), p));
           }
         } else {
+          // A waiter that starts late (delay_us) waits across members' done() calls,
+          // not only from the round's start.
+          if (r.a->delay_us) {
+            r.st->set(Phase::kSleeping);
+            if (const std::int64_t us = r.a->delay_us->sample(rng); us > 0) case_sleep_us(ctx, us);
+          }
           const std::int64_t d_us = r.a->timeout_us->sample(rng);
           const std::int64_t t0 = case_ns<P>(ctx);
           std::int64_t seen = min_deadline.load(std::memory_order::acquire);
@@ -375,7 +397,10 @@ void pool_case(CaseContext& ctx) {
       auto [lease, back] =
           timed_acquire<P>(ctx, r, rng, log, timeouts, avail, "checkout_for",
                         [&](Duration d) { return pool.checkout_for(service, d, self); });
-      if (!lease) continue;
+      if (!lease) {
+        pause_between<P>(ctx, r, rng);
+        continue;
+      }
       leases.fetch_add(1, std::memory_order::relaxed);
       const int obj = **lease;
       const int before =
@@ -391,6 +416,7 @@ void pool_case(CaseContext& ctx) {
       lease->reset();
       avail.released();
       r.st->set(Phase::kWorking);
+      pause_between<P>(ctx, r, rng);
     }
   });
   for (ActorRef& r : actors) waiter_counters<P>(ctx, *r.st, waiters[r.index]);

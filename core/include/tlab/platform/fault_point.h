@@ -37,6 +37,9 @@ enum class FaultPoint : std::uint8_t {
   kMutexUnlockBeforeResolve, // unlock dequeued a waiter, token not yet resolved
   kSemaphoreBeforeResolve,   // release dequeued a waiter, token not yet resolved
   kCoroBeforeResume,         // a coroutine wake-up won, coroutine not yet scheduled
+  kWaitListBeforePush,       // a timed acquire found nothing free, not yet on the list
+  kSemaphoreBeforeCount,     // release found no waiter, permit not yet counted
+  kWaitGroupBeforePark,      // wait_for found the group incomplete, not yet parked
   kCount
 };
 
@@ -81,6 +84,15 @@ inline constexpr std::array<FaultPointInfo, kFaultPointCount> kFaultPointInfo{{
      "release dequeued a waiter but has not yet resolved its token"},
     {FaultPoint::kCoroBeforeResume, "coro.before_resume",
      "a coroutine wake-up won its race; the coroutine is not yet scheduled"},
+    {FaultPoint::kWaitListBeforePush, "wait_list.before_push",
+     "a timed acquire (mutex, semaphore, pool) found nothing free; the waiter is not yet "
+     "on the list (the list lock closes this window in correct code)"},
+    {FaultPoint::kSemaphoreBeforeCount, "semaphore.before_count",
+     "release found no waiter; the permit is not yet counted (the list lock closes this "
+     "window in correct code)"},
+    {FaultPoint::kWaitGroupBeforePark, "wait_group.before_park",
+     "wait_for found the group incomplete; the waiter is not yet parked (the group's lock "
+     "closes this window in correct code)"},
 }};
 
 constexpr bool fault_table_in_order() {

@@ -139,7 +139,10 @@ class TimedSemaphore {
           // the next one; a waiter that enqueues in between (it found permits_ == 0)
           // sleeps until its timeout with this permit free.
           lk.unlock();
+          P::fault(FaultPoint::kSemaphoreBeforeCount);
           lk.lock();
+        } else {
+          P::fault(FaultPoint::kSemaphoreBeforeCount);  // under wl_.mu: no waiter gets in
         }
         TLAB_CHECK(permits_ < std::numeric_limits<std::uint32_t>::max(),
                    "TimedSemaphore::release overflows permits=", permits_);

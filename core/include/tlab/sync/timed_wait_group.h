@@ -165,8 +165,11 @@ class TimedWaitGroup {
       // without looking again; a completion in between notified nobody, so only
       // the deadline wakes us.
       lk.unlock();
+      P::fault(FaultPoint::kWaitGroupBeforePark);
       lk.lock();
       park_locked(me, lk);
+    } else {
+      P::fault(FaultPoint::kWaitGroupBeforePark);  // under mu_: no completion gets in
     }
     while (high(counter_.load(std::memory_order::acquire)) != 0 && completions_ == seen) {
       park_locked(me, lk);

@@ -111,7 +111,10 @@ bool wait_on_list(S& timers, Duration d, W& self, GuardedWaitList<P, W>& wl, Try
           // next one; a release in between finds the list empty and frees the
           // resource, and we park until our timeout with it free.
           lk.unlock();
+          P::fault(FaultPoint::kWaitListBeforePush);
           lk.lock();
+        } else {
+          P::fault(FaultPoint::kWaitListBeforePush);  // under wl.mu: no release gets in
         }
         wl.list.push(&self, t);
         return;
