@@ -4,18 +4,23 @@
 // the loop thread is the driver task, and its waits for the next deadline are
 // timed blocks on virtual time, so a run replays exactly).
 //
-// Every coroutine_task actor is one coroutine; each operation is
+// Every coroutine_task actor is one coroutine; its operations alternate between
 //   co_await with_timeout(loop, sleep_for(loop, delay_us), timeout_us)
+//   co_await with_timeout(loop, event, timeout_us)   (another thread sets event
+//                                                     delay_us after the call)
 // on one loop thread (the loop is single-threaded by design, seed 004). A
 // coroutine that loses to its timeout keeps sleeping detached; run() returns when
-// every coroutine and detached loser is done.
+// every coroutine and detached loser is done, and then joins the setters.
 //
 // Oracles: early_fire (the sleep completed before its delay, or the timeout fired
 // before its duration), task_exceptions (an
 // exception escaped a spawned coroutine), conservation (timer entries left in the
 // loop's queue once every coroutine finished: a timer that was never cancelled),
-// undeserved_timeout (the timeout won though the awaited sleep was due, so set,
-// the grace before the timeout's deadline: judge_undeserved, engines.h).
+// undeserved_timeout (the timeout won though the awaited sleep was due, or the
+// awaited Event's set() had returned, the grace before the timeout's deadline:
+// judge_undeserved, engines.h).
+#include <atomic>
+#include <deque>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -24,6 +29,7 @@
 
 #include "runner/engines.h"
 #include "runner/sim_run.h"
+#include "tlab/coro/event.h"
 #include "tlab/coro/event_loop.h"
 #include "tlab/coro/sleep_for.h"
 #include "tlab/coro/task.h"
@@ -45,8 +51,7 @@ class CoroCase {
   explicit CoroCase(CaseContext& ctx) : ctx_(ctx), s_(ctx.scenario()) {}
 
   void run() {
-    typename P::Clock clock;
-    Loop loop(clock, queue_config_of(s_));
+    Loop loop(clock_, queue_config_of(s_));
     struct Ref {
       const Actor* a;
       ActorState* st;
@@ -66,6 +71,9 @@ class CoroCase {
       loop.spawn(body(loop, *r.a, *r.st, ctx_.rng_for(r.index), ctx_.share(i, refs.size())));
     }
     loop.run();
+    // Every setter has slept and set its Event by now or soon: the Events outlive
+    // their set() calls.
+    for (EventOp& op : event_ops_) op.setter.join();
     const LoopStats& st = loop.stats();
     ctx_.set_counter("loop_passes", st.passes);
     ctx_.set_counter("timers_fired", st.timers_fired);
@@ -90,27 +98,48 @@ class CoroCase {
   Task<void> body(Loop& loop, const Actor& a, ActorState& st, std::mt19937_64 rng,
                   std::uint64_t quota) {
     ActorLog& log = ctx_.log_of(st);
+    std::uint64_t n = 0;  // this coroutine's operations so far
     while (ctx_.take_op(quota)) {
       const std::int64_t delay = a.delay_us->sample(rng) * 1000;
       const std::int64_t timeout = a.timeout_us->sample(rng) * 1000;
       const std::int64_t t0 = loop.now().ns();
+      // Every other operation awaits an Event that another thread sets delay_us
+      // later (a response cancelling its timeout), the rest a sleep on the loop.
+      const bool on_event = (++n % 2) == 0;
       st.set(Phase::kParked);
-      auto r = co_await with_timeout(loop, sleep_for(loop, Duration::nanoseconds(delay)),
-                                     Duration::nanoseconds(timeout));
+      bool done = false;
+      std::int64_t available_from = t0 + delay;  // the sleep is due then
+      if (on_event) {
+        EventOp& op = event_ops_.emplace_back(loop);
+        op.setter = spawn_thread<P>([this, &op, us = delay / 1000] {
+          case_sleep_us(ctx_, us);
+          op.event.set(1);
+          op.set_at.store(clock_now(), std::memory_order::release);  // pairs with the load
+        });
+        auto r = co_await with_timeout(loop, op.event, Duration::nanoseconds(timeout));
+        done = r.completed();
+        const std::int64_t set_at = op.set_at.load(std::memory_order::acquire);
+        available_from = set_at == kNotSet ? Availability::kOpen : set_at;
+      } else {
+        auto r = co_await with_timeout(loop, sleep_for(loop, Duration::nanoseconds(delay)),
+                                       Duration::nanoseconds(timeout));
+        done = r.completed();
+        // The sleep is certainly due once the tick after its deadline began: a
+        // ticked queue fires a tick's entries in one pass in no order, so a timeout
+        // in the same tick may fairly win.
+        available_from += Loop::Queue::kExact ? 0 : s_.engine.tick_us * 1000;
+      }
       const std::int64_t back = loop.now().ns();
       st.set(Phase::kWorking);
       st.ops.fetch_add(1, std::memory_order::relaxed);
-      const bool done = r.completed();
       const std::int64_t own = t0 + (done ? delay : timeout);
       (done ? completed_ : timed_out_) += 1;
-      if (!done) {
-        // The sleep is certainly due once the tick after its deadline began: a
-        // ticked queue fires a tick's entries in one pass in no order, so a timeout
-        // in the same tick may fairly win. Instants go to the case's frame (under
-        // simulation the loop's clock is virtual), as every sentence prints them.
-        const std::int64_t tick = Loop::Queue::kExact ? 0 : s_.engine.tick_us * 1000;
+      if (!done && available_from != Availability::kOpen) {
+        // Instants go to the case's frame (under simulation the loop's clock is
+        // virtual), as every sentence prints them.
         judge_undeserved(ctx_, {frame(t0), frame(t0 + timeout), frame(back), st.name, "with_timeout"},
-                         {frame(t0 + delay + tick), Availability::kOpen}, "the awaited sleep");
+                         {frame(available_from), Availability::kOpen},
+                         on_event ? "the awaited event (set by another thread)" : "the awaited sleep");
       }
       log.sample(Latency::kFireLateness, back - own);
       if (back < own) {
@@ -131,9 +160,22 @@ class CoroCase {
   // at: an instant of the loop's clock in ctx_'s timeline ("t=1.234ms").
   std::string at(std::int64_t loop_ns) const { return ctx_.at(frame(loop_ns)); }
 
+  // An operation on an Event: the Event, the thread that sets it and when its set()
+  // returned (loop clock; kNotSet until then).
+  static constexpr std::int64_t kNotSet = INT64_MIN;
+  struct EventOp {
+    explicit EventOp(Loop& loop) : event(loop) {}
+    Event<int, Loop> event;
+    ThreadOf<P> setter;
+    std::atomic<std::int64_t> set_at{kNotSet};
+  };
+  std::int64_t clock_now() const { return clock_.now().ns(); }
+
   CaseContext& ctx_;
   const Scenario& s_;
+  typename P::Clock clock_;  // the loop's clock: Loop keeps a reference to it
   std::uint64_t completed_ = 0, timed_out_ = 0;  // loop thread only
+  std::deque<EventOp> event_ops_;  // loop thread only; joined after the loop ran
 };
 
 }  // namespace

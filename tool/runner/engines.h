@@ -13,7 +13,7 @@
 //   | mutex_contender                               | kMutex: TimedMutex<P,B> on TimerService<Q,P>             | Q |
 //   | wait_group_member / wait_group_waiter         | kWaitGroup: TimedWaitGroup<P> on TimerService<Q,P>       | Q |
 //   | pool_client                                   | kPool: Pool<int,P,B> on TimerService<Q,P>                | Q |
-//   | coroutine_task                                | kCoroutine: EventLoop<Q,P> with with_timeout(sleep_for)  | Q |
+//   | coroutine_task                                | kCoroutine: EventLoop<Q,P>, with_timeout(sleep or Event) | Q |
 // clang-format on
 //
 // Any other mix (say mutex_contender with pool_client) is refused with verdict

@@ -134,7 +134,8 @@ inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
      "delay_us (sparse contention)"},
     {Role::kCoroutineTask, "coroutine_task", kFieldTimeout | kFieldDelay,
      kFieldTimeout | kFieldDelay,
-     "co_await with_timeout(sleep_for(delay_us), timeout_us) on the coroutine executor"},
+     "co_await with_timeout(x, timeout_us) on the coroutine executor, x alternating between "
+     "sleep_for(delay_us) and an Event another thread sets delay_us later"},
     {Role::kThrower, "thrower", kFieldDelay, kFieldDelay,
      "schedules tasks, delay_us ahead, that throw when run"},
 }};

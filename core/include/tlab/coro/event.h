@@ -192,7 +192,10 @@ class Event {
       // a set() in between finds nobody to resume, and the awaiter waits for a
       // value that is already there.
       lock.unlock();
+      P::fault(FaultPoint::kCoroBeforeRegister);
       lock.lock();
+    } else {
+      P::fault(FaultPoint::kCoroBeforeRegister);  // under mu_: no set() gets in
     }
     TLAB_CHECK(reg_.kind == Kind::kNone, "Event: a second coroutine waits on a oneshot");
     reg_ = r;

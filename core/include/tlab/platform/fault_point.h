@@ -40,6 +40,7 @@ enum class FaultPoint : std::uint8_t {
   kWaitListBeforePush,       // a timed acquire found nothing free, not yet on the list
   kSemaphoreBeforeCount,     // release found no waiter, permit not yet counted
   kWaitGroupBeforePark,      // wait_for found the group incomplete, not yet parked
+  kCoroBeforeRegister,       // an awaiter found the Event unset, not yet registered
   kCount
 };
 
@@ -93,6 +94,9 @@ inline constexpr std::array<FaultPointInfo, kFaultPointCount> kFaultPointInfo{{
     {FaultPoint::kWaitGroupBeforePark, "wait_group.before_park",
      "wait_for found the group incomplete; the waiter is not yet parked (the group's lock "
      "closes this window in correct code)"},
+    {FaultPoint::kCoroBeforeRegister, "coro.before_register",
+     "a coroutine found the Event unset; it is not yet registered (the Event's lock closes "
+     "this window in correct code)"},
 }};
 
 constexpr bool fault_table_in_order() {
