@@ -110,6 +110,7 @@ class CoroCase {
       bool done = false;
       std::int64_t available_from = t0 + delay;  // the sleep is due then
       if (on_event) {
+        reap_event_ops();
         EventOp& op = event_ops_.emplace_back(loop);
         op.setter = spawn_thread<P>([this, &op, us = delay / 1000] {
           case_sleep_us(ctx_, us);
@@ -120,6 +121,7 @@ class CoroCase {
         done = r.completed();
         const std::int64_t set_at = op.set_at.load(std::memory_order::acquire);
         available_from = set_at == kNotSet ? Availability::kOpen : set_at;
+        op.awaited = true;
       } else {
         auto r = co_await with_timeout(loop, sleep_for(loop, Duration::nanoseconds(delay)),
                                        Duration::nanoseconds(timeout));
@@ -168,8 +170,19 @@ class CoroCase {
     Event<int, Loop> event;
     ThreadOf<P> setter;
     std::atomic<std::int64_t> set_at{kNotSet};
+    bool awaited = false;  // loop thread only: the coroutine has read set_at
   };
   std::int64_t clock_now() const { return clock_.now().ns(); }
+  // reap_event_ops: joins and drops the oldest operations whose coroutine is done
+  // with them and whose setter has set: memory stays O(operations in flight), not
+  // O(operations) (tests/e2e/memory_test). Loop thread only.
+  void reap_event_ops() {
+    while (!event_ops_.empty() && event_ops_.front().awaited &&
+           event_ops_.front().set_at.load(std::memory_order::acquire) != kNotSet) {
+      event_ops_.front().setter.join();  // it has set: only its return is left
+      event_ops_.pop_front();
+    }
+  }
 
   CaseContext& ctx_;
   const Scenario& s_;
