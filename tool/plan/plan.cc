@@ -109,6 +109,16 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
         if (simulate && !c.sim) c.sim = SimSpec{};
       }
     }
+    // sim_catches: only where the case is simulated (--sim, or check's simulated
+    // mutants); on real threads they could only "survive".
+    if ((base.sim || simulate) && !sim_refusal(s)) {
+      for (Mutant m : s.sim_catches) {
+        for (const std::string& strategy : strategies_for(s, base)) {
+          CaseSpec& c = out.emplace_back(plan_case(s, strategy, m, base, /*expect_fail=*/true));
+          if (!c.sim) c.sim = SimSpec{};
+        }
+      }
+    }
     if (!tsan) continue;
     for (Mutant m : s.tsan_catches) {
       for (const std::string& strategy : strategies_for(s, base)) {

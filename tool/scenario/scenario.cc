@@ -246,7 +246,8 @@ void read_expect(const Json& doc, Scenario& s) {
 void read_catches(const Json& doc, Scenario& s, Checker& check, const char* key = "catches") {
   auto it = doc.find(key);
   if (it == doc.end()) return;
-  std::vector<Mutant>& out = std::string_view(key) == "catches" ? s.catches : s.tsan_catches;
+  const std::string_view k = key;
+  std::vector<Mutant>& out = k == "catches" ? s.catches : k == "tsan_catches" ? s.tsan_catches : s.sim_catches;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const std::string name = (*it)[i].get<std::string>();
     if (auto m = mutant_from_name(name)) {
@@ -376,6 +377,7 @@ std::optional<Scenario> ScenarioLoader::load_document(const Json& doc, const std
   read_expect(doc, s);
   read_catches(doc, s, check);
   read_catches(doc, s, check, "tsan_catches");
+  read_catches(doc, s, check, "sim_catches");
   if (const int threads = s.total_threads(); threads > kMaxThreads) {
     check.error("/actors", fmt::format("{} threads (actor counts plus engine.workers) exceed the "
                                        "cap of {}",

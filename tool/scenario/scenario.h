@@ -229,6 +229,12 @@ struct Scenario {
   // Mutants caught only by ThreadSanitizer (a data race with no other symptom):
   // `tlab check` runs these pairs only in a TSan build (plan.h).
   std::vector<Mutant> tsan_catches;
+  // Mutants caught only under deterministic simulation: their symptom (a wait that
+  // overlaps availability by a few hundred microseconds) is far below the grace
+  // real threads need on a loaded machine. `tlab check` and the kill matrix's sim
+  // layer run these pairs simulated; the scenario layer (real threads) does not
+  // plan them (plan.h).
+  std::vector<Mutant> sim_catches;
 
   // Scenario::total_threads: sum of actor counts plus engine.workers (<= kMaxThreads).
   int total_threads() const;
