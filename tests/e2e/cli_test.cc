@@ -167,6 +167,7 @@ TEST(CliTest, BadFilesNameFileAndPointer) {
       {"budget_cap", "/run/budget_s", "must be <= 600"},
       {"not_object", "/", "wrong type: array"},
       {"unknown_role", "/actors/0/role", "\"juggler\""},
+      {"sim_catches_on_subject", "/sim_catches", "never runs under simulation"},
   };
   std::size_t fixtures = 0;
   for (const auto& e : fs::directory_iterator(fs::path(TLAB_E2E_DIR) / "bad"))

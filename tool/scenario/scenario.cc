@@ -378,6 +378,12 @@ std::optional<Scenario> ScenarioLoader::load_document(const Json& doc, const std
   read_catches(doc, s, check);
   read_catches(doc, s, check, "tsan_catches");
   read_catches(doc, s, check, "sim_catches");
+  if (!s.sim_catches.empty() && !s.engine.subject.empty()) {
+    // A built-in subject runs through the generic driver on real threads, never
+    // simulated: these pairs would never run.
+    check.error("/sim_catches", "a scenario on a built-in subject (engine.subject) never runs "
+                                "under simulation; list its mutants in catches");
+  }
   if (const int threads = s.total_threads(); threads > kMaxThreads) {
     check.error("/actors", fmt::format("{} threads (actor counts plus engine.workers) exceed the "
                                        "cap of {}",
