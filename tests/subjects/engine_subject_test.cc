@@ -106,6 +106,12 @@ INSTANTIATE_TEST_SUITE_P(
     Variants, SeededBug,
     ::testing::Values(
         Bug{"early_virtual", TLAB_TEST_SUBJECT_EARLY, "facility_ties", "early_fire"},
+        Bug{"late_virtual", TLAB_TEST_SUBJECT_LATE, "facility_ties", "late_fire"},
+        // Real clock: the poller polls every half tick, so each of the ~1000 timers
+        // has 18 polls between due + tick and the fire ten ticks late; one of them
+        // is enough, and a poller starved through all of them for every timer is
+        // what the soak would show, not a run.
+        Bug{"late_real", TLAB_TEST_SUBJECT_LATE, "facility_races", "late_fire"},
         Bug{"double_virtual", TLAB_TEST_SUBJECT_DOUBLE, "facility_ties", "double_resume"},
         Bug{"double_real", TLAB_TEST_SUBJECT_DOUBLE, "facility_races", "double_resume", true},
         Bug{"after_cancel_virtual", TLAB_TEST_SUBJECT_AFTER_CANCEL, "facility_ties",

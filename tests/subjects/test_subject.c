@@ -12,6 +12,8 @@
  *   |---------------------------|-------------------------------------------------|---------------------|
  *   | (none)                    | correct                                         | none                |
  *   | TLAB_TEST_BUG_EARLY       | fires one tick early                            | early_fire          |
+ *   | TLAB_TEST_BUG_LATE        | fires ten ticks late (polls skip what is due    | late_fire           |
+ *   |                           | within ten ticks of now)                        |                     |
  *   | TLAB_TEST_BUG_DOUBLE      | fires every 50th timer twice                    | double_resume       |
  *   | TLAB_TEST_BUG_AFTER_CANCEL| cancel says PREVENTED but leaves the timer armed| fired_after_cancel  |
  *   | TLAB_TEST_BUG_LOST        | drops every 50th timer (schedule says OK)       | lost_timer          |
@@ -227,6 +229,9 @@ static tlab_status poll_timers(void* self, int64_t now_ns) {
 #endif
 #ifdef TLAB_TEST_BUG_EARLY
   now_ns = sat_add(now_ns, f->config.tick_ns);
+#endif
+#ifdef TLAB_TEST_BUG_LATE
+  now_ns = sat_add(now_ns, -10 * f->config.tick_ns);
 #endif
   while (f->npending > 0 && f->slots[f->sorted[0]].deadline <= now_ns) {
     const uint32_t index = f->sorted[0];

@@ -135,14 +135,25 @@ void TimerLedger::schedule(std::uint64_t cookie, const LedgerSchedule& s) {
   if (s.fifo) ++fifo_[{s.owner, r.deadline}].unresolved;
 }
 
-void TimerLedger::armed(std::uint64_t cookie, std::uint64_t handle) {
+void TimerLedger::armed(std::uint64_t cookie, std::uint64_t handle,
+                        std::optional<std::int64_t> late_from) {
   StdLock lk(mu_);
   ++armed_;
   auto it = live_.find(cookie);
   if (it != live_.end()) {
-    it->second.handle = handle;
-    it->second.has_handle = true;
+    Record& r = it->second;
+    r.handle = handle;
+    r.has_handle = true;
+    r.late_from = late_from.value_or(r.scheduled.t);
+    r.armed_step = step_;  // a poll that takes a later step began after this
   }
+}
+
+void TimerLedger::poll_began(LedgerInstant at) {
+  StdLock lk(mu_);
+  if (options_.order == LedgerOrder::kOverlapping) at.step = ++step_;
+  poll_before_ = poll_now_;
+  poll_now_ = at;
 }
 
 void TimerLedger::refused(std::uint64_t cookie, LedgerInstant at) {
@@ -173,12 +184,13 @@ LedgerFired TimerLedger::fired(std::uint64_t cookie, LedgerInstant now, std::str
   }
   auto it = live_.find(cookie);
   if (it == live_.end()) {
-    late_fire(cookie, now, context);
+    settled_fire(cookie, now, context);
     return {};
   }
   const Record& r = it->second;
   if (options_.lateness) options_.lateness(now.t - r.deadline);
   judge_fire(cookie, r, now, true, context);
+  judge_late(cookie, r, now, context);
   ++fired_;
   const std::uint8_t mark = r.mark;
   settle(it, Outcome::kFired, now, {}, {});
@@ -226,7 +238,28 @@ void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant
   }
 }
 
-void TimerLedger::late_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context) {
+void TimerLedger::judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant now,
+                             std::string_view context) {
+  if (!options_.late_allowance || !judges(LedgerRule::kLate)) return;
+  // The poll before this fire's must have begun after armed() was told (a poll
+  // racing the schedule call may not have seen the timer) and at or past the
+  // due time plus the allowance.
+  const LedgerInstant& p = poll_before_;
+  if (p.step == 0 || f.armed_step == UINT64_MAX || p.step <= f.armed_step) return;
+  const std::int64_t due = ledger_deadline(f.late_from, std::max<std::int64_t>(f.delay, 0));
+  const std::int64_t bound = ledger_deadline(due, *options_.late_allowance);
+  if (due == INT64_MAX || p.t < bound) return;
+  report(LedgerRule::kLate,
+         fmt::format("{}{}{}: schedule(now, delay={}) called at {} (due at {}) fired at {}, "
+                     "{} after its due time, but the poll at {} had already passed it over "
+                     "(a loop subject fires a timer no later than the first poll at or after "
+                     "its due time + {})",
+                     context, f_.timer(cookie), of(f.owner), f_.delay(f.delay),
+                     f_.at(f.scheduled), f_.time(due), f_.at(now), f_.duration(now.t - due),
+                     f_.at(p), f_.duration(*options_.late_allowance)));
+}
+
+void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context) {
   if (cookie == 0 || cookie > max_cookie_) {
     if (judges(LedgerRule::kNeverScheduled)) {
       report(LedgerRule::kNeverScheduled,

@@ -40,6 +40,8 @@
 //   | rule                  | oracle             | judged at            | wrong when                                        |
 //   |-----------------------|--------------------|----------------------|---------------------------------------------------|
 //   | early                 | early_fire         | a first fire         | now < scheduled + delay (saturated)               |
+//   | late                  | late_fire          | a first fire (loop   | an earlier poll, begun after armed(), had a now   |
+//   |                       |                    | subjects)            | >= due + late_allowance (below)                   |
 //   | fired_twice           | double_resume      | a fire               | the timer had fired (or settled before the ring)  |
 //   | never_scheduled       | double_resume      | a fire               | no schedule() was given that cookie               |
 //   | after_destroy         | fired_after_cancel | a fire               | destroyed() had been told                         |
@@ -59,6 +61,15 @@
 //   | pending_count         | conservation       | pending_count()      | count outside [open - doubtful, open before]      |
 //   | pending_list          | conservation       | pending_list()       | names a timer not live, or omits a live one that  |
 //   |                       |                    |                      | no cancel said UNKNOWN of                         |
+// Lateness (rule late) is judged only with Options::late_allowance set, for a
+// subject tlab polls (subject.h: a LOOP subject fires a timer no later than the
+// first poll at or after deadline + tick_ns): the client calls poll_began() as each
+// poll begins, and a fire is late when the poll before the one it came in began
+// after the timer was armed() with a now at or after its due time plus the
+// allowance. The due time is the `late_from` instant armed() was given (the
+// schedule's now for a subject on tlab's clock; the call's return for one that
+// reads its own clock, which it read somewhere inside the call) plus the delay,
+// or that instant alone for a negative delay ("due now", not in the past).
 // FIFO ties are judged among timers scheduled with LedgerSchedule::fifo, per owner
 // and deadline. To add a rule: an enumerator, one row of kLedgerRuleInfo (in enum
 // order, static_assert'ed), one row above, its sentence where its event is judged
@@ -134,6 +145,7 @@ namespace tlab::tool {
 
 enum class LedgerRule : std::uint8_t {
   kEarly,
+  kLate,
   kFiredTwice,
   kNeverScheduled,
   kAfterDestroy,
@@ -160,6 +172,7 @@ struct LedgerRuleInfo {
 
 inline constexpr std::array<LedgerRuleInfo, kLedgerRuleCount> kLedgerRuleInfo{{
     {LedgerRule::kEarly, "early", Oracle::kEarlyFire},
+    {LedgerRule::kLate, "late", Oracle::kLateFire},
     {LedgerRule::kFiredTwice, "fired_twice", Oracle::kDoubleResume},
     {LedgerRule::kNeverScheduled, "never_scheduled", Oracle::kDoubleResume},
     {LedgerRule::kAfterDestroy, "after_destroy", Oracle::kFiredAfterCancel},
@@ -313,6 +326,9 @@ class TimerLedger {
     std::function<void(Oracle, const std::string&)> sink;
     // lateness: now - deadline of each first fire (optional). Under the mutex.
     std::function<void(std::int64_t)> lateness;
+    // late_allowance: how late after its due time a poll may pass a timer over
+    // (rule late); nullopt: lateness is not judged (no polls, or not told of them).
+    std::optional<std::int64_t> late_allowance;
   };
 
   // TimerLedger::TimerLedger
@@ -328,8 +344,14 @@ class TimerLedger {
   // Requires: cookie != 0, not scheduled before.
   void schedule(std::uint64_t cookie, const LedgerSchedule& s);
   // TimerLedger::armed: its schedule() returned TLAB_OK with `handle` (counted as
-  // armed even if it has fired meanwhile).
-  void armed(std::uint64_t cookie, std::uint64_t handle);
+  // armed even if it has fired meanwhile). `late_from`: the instant its lateness
+  // counts from (see Lateness above; default: the schedule's now).
+  void armed(std::uint64_t cookie, std::uint64_t handle,
+             std::optional<std::int64_t> late_from = std::nullopt);
+  // TimerLedger::poll_began: a poll of a loop subject began at `at` (overlapping:
+  // at.step is taken here); every fire until the next poll_began() came from it.
+  // Polls come from one thread at a time.
+  void poll_began(LedgerInstant at);
   // TimerLedger::refused: its schedule() returned an error: nothing was armed.
   void refused(std::uint64_t cookie, LedgerInstant at);
   // TimerLedger::fired: the subject fired `cookie` at `now` (overlapping: now.step
@@ -407,6 +429,8 @@ class TimerLedger {
     bool has_handle = false;
     bool fifo = false;
     std::uint8_t mark = 0;
+    std::int64_t late_from = 0;             // armed(): see Lateness
+    std::uint64_t armed_step = UINT64_MAX;  // the step count when armed() was told
   };
   struct Record : Facts {
     bool too_late = false;      // a cancel said TOO_LATE while it had not fired
@@ -439,8 +463,12 @@ class TimerLedger {
   // prevented one's in sequential order).
   void judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant now, bool first,
                   std::string_view context) TLAB_REQUIRES(mu_);
-  void late_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context)
+  // settled_fire: a fire of a timer no longer live (twice, after PREVENTED, ...).
+  void settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context)
       TLAB_REQUIRES(mu_);
+  // judge_late: rule late for a live timer's first fire.
+  void judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant now,
+                  std::string_view context) TLAB_REQUIRES(mu_);
   void fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle, LedgerInstant fired_at,
                          FireWhen when, std::string_view who, LedgerInstant begin,
                          LedgerInstant end, std::string_view prefix, const std::string& note)
@@ -477,6 +505,8 @@ class TimerLedger {
   std::uint64_t step_ TLAB_GUARDED_BY(mu_) = 0;          // overlapping: the steps so far
   std::int64_t reported_gap_ TLAB_GUARDED_BY(mu_) = 0;   // the last pending_count gap reported
   bool destroyed_ TLAB_GUARDED_BY(mu_) = false;
+  // The poll in progress and the one before it (poll_began); step 0: none yet.
+  LedgerInstant poll_now_ TLAB_GUARDED_BY(mu_), poll_before_ TLAB_GUARDED_BY(mu_);
 };
 
 }  // namespace tlab::tool

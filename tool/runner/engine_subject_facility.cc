@@ -86,7 +86,7 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   const tlab_subject& d = calls_.d();
   const bool fail = r.spec != nullptr && r.spec->role == Role::kThrower;
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
-  std::int64_t t = 0, used = delay, c0 = 0, c1 = 0;
+  std::int64_t t = 0, used = delay, c0 = 0, c1 = 0, returned = 0;
   std::uint64_t h = 0;
   std::int32_t st = TLAB_EFAIL;
   calls_(
@@ -108,13 +108,16 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
         st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
                   : d.schedule(calls_.self, t, used, cookie, &h);
         c1 = steady_ns();
+        // A subject reading its own clock read it somewhere in the call: its
+        // lateness counts from the call's return (subject.h, "Lateness").
+        if (!host_clock_) returned = host_now();
       },
       r.st, cookie);
   if (st == TLAB_OK) {
     r.log->sample(Latency::kScheduleCost, c1 - c0);
     ctx_.add(fail ? "thrower_tasks" : "scheduled");
     handle = h;
-    ledger_.armed(cookie, h);
+    ledger_.armed(cookie, h, host_clock_ ? t : returned);
     return true;
   }
   const std::string call =
@@ -245,6 +248,7 @@ void FacilityCase::poll_once() {
       [&] {
         t = host_now();
         poll_now_.store(t, std::memory_order::relaxed);  // read by fired() on this thread
+        ledger_.poll_began(LedgerInstant{t, 0});
         st = calls_.d().poll(calls_.self, t);
       },
       timer_st_);

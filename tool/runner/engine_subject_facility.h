@@ -59,7 +59,7 @@
 //
 // Judged: every per-timer verdict by the case's TimerLedger (oracles/timer_ledger.h),
 // in its overlapping order on tlab's clock, with every rule but fifo_earlier_armed
-// and pending_list. Two calls are ordered only when one returned before the other
+// and pending_list (and late, for a SELF subject, whose polls tlab does not see). Two calls are ordered only when one returned before the other
 // began (by the ledger's steps: a call takes one as it begins and one as it
 // returns, a fire one as it reaches the ledger), so overlapping calls may be
 // linearised either way. Where the driver feeds it:
@@ -67,6 +67,8 @@
 //   |----------------|----------------------------------------------------------------|
 //   | schedule()     | schedule() just before the call (owner: the actor; FIFO tie    |
 //   |                | candidates: the aligned timers), then armed() or refused()     |
+//   | poll()         | poll_began() as it begins, with its now (LOOP subjects: the    |
+//   |                | lateness rule, allowance max(tick, resolution_ns))             |
 //   | fired()        | fired() at the poll's now (HOST loop subject) or               |
 //   |                | CLOCK_MONOTONIC read in the callback                           |
 //   | cancel()       | cancelled() with its begin and end steps; a stale cancel or a  |

@@ -39,6 +39,9 @@ TimerLedger::Options FacilityCase::ledger_options() {
   o.format = &format_;
   o.sink = [this](Oracle oracle, const std::string& sentence) { ctx_.violation(oracle, sentence); };
   o.lateness = [this](std::int64_t late) { fire_log_->sample(Latency::kFireLateness, late); };
+  // subject.h, "Lateness": judged where tlab polls; the allowance is the tick, or
+  // the subject's own resolution where that is coarser.
+  if (loop_) o.late_allowance = std::max(tick_ns_, calls_.d().resolution_ns);
   return o;
 }
 

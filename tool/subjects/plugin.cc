@@ -95,9 +95,9 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
     return bad("abi_version", fmt::format("is {}; this tlab speaks subject ABI version {}",
                                           d.abi_version, TLAB_SUBJECT_ABI_VERSION));
   }
-  if (d.struct_size < sizeof(tlab_subject)) {
+  if (d.struct_size < TLAB_SUBJECT_V1_SIZE) {
     return bad("struct_size", fmt::format("is {}; ABI version {} needs at least {}", d.struct_size,
-                                          TLAB_SUBJECT_ABI_VERSION, sizeof(tlab_subject)));
+                                          TLAB_SUBJECT_ABI_VERSION, TLAB_SUBJECT_V1_SIZE));
   }
   if (d.name == nullptr || !valid_name(d.name)) {
     return bad("name", fmt::format("must be 1 to {} characters of [A-Za-z0-9_.-]", kMaxName));
@@ -107,6 +107,11 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
   }
   if (d.reserved != 0) return bad("reserved", "must be 0");
   if (d.max_delay_ns < 0) return bad("max_delay_ns", "must be >= 0 (0 means INT64_MAX)");
+  // Read only where struct_size covers it (a subject built before the field).
+  if (d.struct_size >= offsetof(tlab_subject, resolution_ns) + sizeof d.resolution_ns &&
+      (d.resolution_ns < 0 || d.resolution_ns > 1'000'000'000)) {
+    return bad("resolution_ns", fmt::format("is {}; must be 0 to 1000000000 (1 s)", d.resolution_ns));
+  }
   if (d.clock != TLAB_CLOCK_HOST && d.clock != TLAB_CLOCK_MONOTONIC) {
     return bad("clock", fmt::format("is {}; must be TLAB_CLOCK_HOST (1) or TLAB_CLOCK_MONOTONIC (2)",
                                     d.clock));
@@ -185,6 +190,18 @@ bool is_library_spec(std::string_view spec) {
 
 namespace {
 
+// full_descriptor: `d` itself when it has every field this tlab reads, else a copy
+// of what it has with the later fields 0 (subject.h: a field struct_size does not
+// cover reads as 0). The copy lives as long as the library, which is never
+// unloaded: one per library opened, a few hundred bytes.
+const tlab_subject* full_descriptor(const tlab_subject* d) {
+  if (d->struct_size >= sizeof(tlab_subject)) return d;
+  auto* full = new tlab_subject{};  // NOLINT: as long-lived as the loaded library
+  std::memcpy(full, d, d->struct_size);
+  full->struct_size = sizeof(tlab_subject);
+  return full;
+}
+
 // open_with_stages: open_subject, reporting each stage to `stage` (may be null).
 const tlab_subject* open_with_stages(const std::string& spec, std::string& error,
                                      void (*stage)(int, int), int fd) {
@@ -253,7 +270,7 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
                         spec, s.library, s.entry, field, why);
     return nullptr;
   }
-  return d;
+  return full_descriptor(d);
 }
 
 void write_stage(int fd, int stage) { write_fd(fd, std::string(1, static_cast<char>('0' + stage))); }

@@ -16,6 +16,8 @@
 //   |                     | window (oracles/availability_ledger.h)                   |                  |                  |
 //   | fired_after_cancel  | a timer ran after a cancel that reported success          | accurate_cancel  | expect.<name>    |
 //   | early_fire          | a timer ran, or a wait expired, before its deadline       | never_early      | expect.<name>    |
+//   | late_fire           | a loop subject's timer ran after a poll at or after its   | delivery         | expect.<name>    |
+//   |                     | deadline + the allowed lateness had passed it over        |                  |                  |
 //   | lost_timer          | a timer due before the drain horizon neither ran nor was  | delivery         | expect.<name>    |
 //   |                     | cancelled; an idle probe (subjects) never ran             |                  |                  |
 //   | wrong_result        | CANCELED reported though no canceller won (or the reverse)| accurate_cancel  | expect.<name>    |
@@ -43,7 +45,7 @@
 // (expectations.h), and the runner and the judge both name oracles, so it sits
 // below all of them.
 //
-// Cost: oracle_from_name scans the 16 rows. Ground rules: constant tables.
+// Cost: oracle_from_name scans the 17 rows. Ground rules: constant tables.
 #pragma once
 
 #include <array>
@@ -61,6 +63,7 @@ enum class Oracle : std::uint8_t {
   kUndeservedTimeout,
   kFiredAfterCancel,
   kEarlyFire,
+  kLateFire,
   kLostTimer,
   kWrongResult,
   kWaitGroupNegative,
@@ -96,6 +99,9 @@ inline constexpr std::array<OracleInfo, kOracleCount> kOracleInfo{{
      "a timer ran after a cancel that reported success", Promise::kAccurateCancel, true},
     {Oracle::kEarlyFire, "early_fire", "a timer ran before its deadline", Promise::kNeverEarly,
      true},
+    {Oracle::kLateFire, "late_fire",
+     "a timer ran after a poll at or after its deadline + the allowed lateness passed it over",
+     Promise::kDelivery, true},
     {Oracle::kLostTimer, "lost_timer", "a timer neither ran nor was cancelled by the end",
      Promise::kDelivery, true},
     {Oracle::kWrongResult, "wrong_result", "CANCELED reported for an expiry, or the reverse",

@@ -33,8 +33,21 @@
  * Deadlines. A timer scheduled by schedule(self, now_ns, delay_ns, ...) is due at
  * now_ns + delay_ns, saturated at INT64_MAX ("never"). A delay above max_delay_ns,
  * or below 0, may be refused with TLAB_EINVAL (nothing is then armed); if it is
- * accepted, it is judged like any other: a negative delay is due at once, a huge
+ * accepted, it is judged like any other: a negative delay is due at once (its
+ * lateness counts from the call, not from now_ns + delay_ns in the past), a huge
  * one must not fire early (wrapping now + delay into the past is an early fire).
+ * A delay is measured from the now_ns passed to that schedule() call (a
+ * TLAB_CLOCK_HOST subject), never from the now_ns of an earlier poll(): on the
+ * real clock tlab's schedule() may run ahead of the last poll. A
+ * TLAB_CLOCK_MONOTONIC subject measures it from its own reading inside the call.
+ *
+ * Lateness (TLAB_DRIVE_LOOP). A LOOP subject fires a timer no later than the first
+ * poll that begins after its schedule() returned with a now at or after its due
+ * time + max(config.tick_ns, resolution_ns); a later fire is `late_fire`, judged
+ * under DELIVERY. The now_ns tlab passes to poll() never decreases, and may reach
+ * INT64_MAX: the property layer runs its clock to the end of time, where every
+ * timer, one due at INT64_MAX included, is due. A SELF subject's lateness is
+ * measured, not judged: tlab does not see its polls.
  *
  * Promises (TLAB_PROMISE_*), judged by the oracles named in docs/your-own-timer.md;
  * a promise not made is measured and reported but never fails a case:
@@ -85,6 +98,7 @@
 #ifndef TLAB_SUBJECT_H
 #define TLAB_SUBJECT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -173,7 +187,19 @@ typedef struct tlab_subject {
   /* TLAB_KIND_TIMED_WAIT (NULL for a facility) */
   tlab_status (*acquire_for)(void* self, int64_t timeout_ns, int32_t* acquired /* 0 or 1 */);
   tlab_status (*release)(void* self);
+
+  /* Added after the first release of ABI version 1: tlab reads a field only when
+   * struct_size covers it, and reads it as 0 otherwise, so a subject built
+   * before it loads and runs unchanged (TLAB_SUBJECT_V1_SIZE is the first
+   * release's size, the least struct_size tlab accepts). */
+  int64_t resolution_ns; /* the granularity of the subject's deadlines (a library that
+                            counts in milliseconds: 1000000); a LOOP subject may fire up
+                            to max(tick_ns, resolution_ns) after its due time (above);
+                            0: as fine as tick_ns. At most 1 s. */
 } tlab_subject;
+
+/* sizeof(tlab_subject) in the first release of ABI version 1 (up to `release`). */
+#define TLAB_SUBJECT_V1_SIZE (offsetof(tlab_subject, resolution_ns))
 
 typedef const tlab_subject* (*tlab_subject_entry_fn)(uint32_t host_abi_version);
 

@@ -23,6 +23,10 @@
 //     Observed: compare's lateness through this descriptor (polled in a busy loop,
 //     so uv_now is at most one poll stale), 266 of 1000 timers early, the
 //     earliest by 0.46 ms: the floor of the millisecond loop clock.
+//   resolution_ns 1 ms: the loop clock and the timeouts are whole milliseconds, so
+//     a timer is due up to 1 ms after schedule's now + delay (the floor of the loop
+//     time plus the ceiling of the delay), and the lateness tlab allows is at
+//     least that (subject.h, "Lateness").
 //   NOT fifo_ties: the implementation orders equal timeouts by start order (its
 //     timer heap breaks ties with a start counter), but the documentation does not
 //     promise it, and equal host deadlines need not map to equal libuv timeouts.
@@ -151,6 +155,8 @@ tlab_status pending(void* p, std::uint64_t* count) {
   return TLAB_OK;
 }
 
+constexpr std::int64_t kResolutionNs = 1'000'000;
+
 constexpr tlab_subject kDescriptor =
     facility("libuv",
              "uv_timer_start / uv_timer_stop on a uv_loop_t: ms timeouts from the cached loop time "
@@ -158,7 +164,8 @@ constexpr tlab_subject kDescriptor =
              TLAB_DRIVE_LOOP,
              TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL |
                  TLAB_PROMISE_PENDING_COUNT,
-             {&create, &destroy, &schedule, &cancel, &poll, &pending});
+             {&create, &destroy, &schedule, &cancel, &poll, &pending},
+             kResolutionNs);
 
 SubjectShape shape(void*) {
   return {"libuv's timer heap (uv_timer_t, whole-ms timeouts)", 1, "one uv_loop_t"};

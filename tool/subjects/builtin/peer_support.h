@@ -130,9 +130,11 @@ struct FacilityCalls {
 
 // facility: a peer's descriptor: a facility on CLOCK_MONOTONIC (every peer reads
 // the clock itself) that accepts any delay (max_delay_ns 0) and has no
-// timed-wait calls.
+// timed-wait calls; `resolution_ns` is the granularity of its deadlines
+// (subject.h), 0 where they are as fine as the tick.
 constexpr tlab_subject facility(const char* name, const char* summary, std::uint32_t drive,
-                                std::uint64_t promises, FacilityCalls c) {
+                                std::uint64_t promises, FacilityCalls c,
+                                std::int64_t resolution_ns = 0) {
   return tlab_subject{TLAB_SUBJECT_ABI_VERSION,
                       sizeof(tlab_subject),
                       name,
@@ -150,7 +152,8 @@ constexpr tlab_subject facility(const char* name, const char* summary, std::uint
                       c.poll,
                       c.pending,
                       nullptr,
-                      nullptr};
+                      nullptr,
+                      resolution_ns};
 }
 
 // SelfDriven: a self-driven facility's descriptor (facility(), TLAB_DRIVE_SELF) and
