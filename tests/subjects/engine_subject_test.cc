@@ -15,8 +15,7 @@ namespace {
 
 using namespace subject_case;
 
-class CorrectSubject
-    : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+class CorrectSubject : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
 
 // The correct facility, loop-driven on tlab's clock and self-driven on its own,
 // passes each facility scenario (real clock, virtual clock, huge and negative
@@ -33,11 +32,22 @@ TEST_P(CorrectSubject, PassesTheFacilityScenario) {
   EXPECT_GT(ran.r.latency.count("fire_lateness"), 0u);
   EXPECT_GT(ran.r.latency.count("schedule_cost"), 0u);
 }
-INSTANTIATE_TEST_SUITE_P(
-    Scenarios, CorrectSubject,
-    ::testing::Combine(::testing::Values(TLAB_TEST_SUBJECT_CORRECT, TLAB_TEST_SUBJECT_SELF),
-                       ::testing::Values("facility_races", "facility_ties",
-                                         "huge_and_negative_delays")));
+INSTANTIATE_TEST_SUITE_P(Scenarios, CorrectSubject,
+                         ::testing::Combine(::testing::Values(TLAB_TEST_SUBJECT_CORRECT,
+                                                              TLAB_TEST_SUBJECT_SELF,
+                                                              TLAB_TEST_SUBJECT_V1SIZE),
+                                            ::testing::Values("facility_races", "facility_ties",
+                                                              "huge_and_negative_delays")));
+
+// A plugin built before the descriptor grew (struct_size TLAB_SUBJECT_V1_SIZE)
+// loads, and the fields it lacks read as 0.
+TEST(EngineSubject, AFirstReleasePluginLoadsWithItsLaterFieldsZero) {
+  std::string err;
+  const tlab_subject* d = open_subject(TLAB_TEST_SUBJECT_V1SIZE, err);
+  ASSERT_NE(d, nullptr) << err;
+  EXPECT_EQ(d->struct_size, sizeof(tlab_subject));  // tlab's whole copy
+  EXPECT_EQ(d->resolution_ns, 0);
+}
 
 // A subject that cannot run on tlab's clock runs a virtual scenario on the real
 // clock, and the case message says so; a self-driven one says its own threads fire.
@@ -122,14 +132,12 @@ INSTANTIATE_TEST_SUITE_P(
         Bug{"lost_real", TLAB_TEST_SUBJECT_LOST, "facility_races", "lost_timer", true},
         Bug{"wrong_cancel_virtual", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_ties",
             "wrong_result"},
-        Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races",
-            "wrong_result"},
+        Bug{"wrong_cancel_real", TLAB_TEST_SUBJECT_WRONG_CANCEL, "facility_races", "wrong_result"},
         Bug{"fifo_virtual", TLAB_TEST_SUBJECT_FIFO, "facility_ties", "fifo_order"},
         Bug{"einval_virtual", TLAB_TEST_SUBJECT_EINVAL, "facility_ties", "lost_timer"},
         Bug{"pending_virtual", TLAB_TEST_SUBJECT_PENDING, "facility_ties", "conservation"},
         Bug{"pending_real", TLAB_TEST_SUBJECT_PENDING, "facility_races", "conservation"},
-        Bug{"idle_sleep_real", TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP, "facility_races",
-            "lost_timer"},
+        Bug{"idle_sleep_real", TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP, "facility_races", "lost_timer"},
         Bug{"idle_sleep_virtual_scenario", TLAB_TEST_SUBJECT_SELF_IDLE_SLEEP, "facility_ties",
             "lost_timer"}),
     [](const ::testing::TestParamInfo<Bug>& i) { return std::string(i.param.variant); });
@@ -184,8 +192,9 @@ TEST(EngineSubjectRunner, FiringAfterDestroyIsFiredAfterCancel) {
       run_in_runner(load("facility_races"), TLAB_TEST_SUBJECT_SELF_AFTER_DESTROY, 60);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
   ASSERT_EQ(r.violations.count("fired_after_cancel"), 1u) << r.message;
-  EXPECT_NE(r.violations.at("fired_after_cancel").first_example.find("after destroy() had returned"),
-            std::string::npos);
+  EXPECT_NE(
+      r.violations.at("fired_after_cancel").first_example.find("after destroy() had returned"),
+      std::string::npos);
 }
 
 // A self-driven subject that parks while idle and is told of a new timer only
@@ -227,9 +236,9 @@ const tlab_subject& correct_descriptor() {
 }
 
 std::string accepts(const std::string& actors, const std::string& clock, std::string* pointer) {
-  const Scenario sc = load_text(R"({"name": "t", "description": "t", "engine": {"clock": ")" +
-                                clock + R"("}, "actors": [)" + actors +
-                                R"(], "run": {"operations": 10, "budget_s": 1}})");
+  const Scenario sc =
+      load_text(R"({"name": "t", "description": "t", "engine": {"clock": ")" + clock +
+                R"("}, "actors": [)" + actors + R"(], "run": {"operations": 10, "budget_s": 1}})");
   std::string why, ptr;
   const bool ok = runner::subject_accepts(sc, correct_descriptor(), why, ptr);
   if (pointer != nullptr) *pointer = ptr;
@@ -239,11 +248,10 @@ std::string accepts(const std::string& actors, const std::string& clock, std::st
 // A waiter needs tlab's own Waiter: refused at its role's pointer, naming it.
 TEST(SubjectAccepts, RefusesRolesThatNeedTlabsOwnEngine) {
   std::string ptr;
-  const std::string why =
-      accepts(R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}},
+  const std::string why = accepts(R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}},
                  {"role": "waiter", "count": 1, "timeout_us": {"fixed": 1}},
                  {"role": "timer_thread", "count": 1})",
-              "steady", &ptr);
+                                  "steady", &ptr);
   EXPECT_EQ(ptr, "/actors/1/role");
   EXPECT_NE(why.find("Waiter"), std::string::npos) << why;
 }
@@ -273,9 +281,8 @@ TEST(SubjectAccepts, LoopSubjectOnRealClockNeedsATimerThread) {
 // A timed-wait role on a facility is refused at its role.
 TEST(SubjectAccepts, RefusesTimedWaitRolesOnAFacility) {
   std::string ptr;
-  const std::string why =
-      accepts(R"({"role": "mutex_contender", "count": 1, "timeout_us": {"fixed": 1}})", "steady",
-              &ptr);
+  const std::string why = accepts(
+      R"({"role": "mutex_contender", "count": 1, "timeout_us": {"fixed": 1}})", "steady", &ptr);
   EXPECT_EQ(ptr, "/actors/0/role");
   EXPECT_NE(why.find("TLAB_KIND_TIMED_WAIT"), std::string::npos) << why;
 }

@@ -30,6 +30,14 @@ inline std::string scenario_path(const std::string& name) {
   return std::string(TLAB_SOURCE_DIR) + "/scenarios/" + name + ".json";
 }
 
+inline Scenario load_path(const std::string& path) {
+  ScenarioLoader loader;
+  InputErrors errors;
+  std::optional<Scenario> s = loader.load_file(path, errors);
+  EXPECT_TRUE(s.has_value()) << (errors.empty() ? "" : errors[0].message);
+  return s.value_or(Scenario{});
+}
+
 inline Scenario load(const std::string& name) {
   ScenarioLoader loader;
   InputErrors errors;

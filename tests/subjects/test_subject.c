@@ -5,7 +5,10 @@
  * The facility: a slot table (handle = generation << 32 | slot index) and an
  * array of pending slots kept sorted by (deadline, schedule sequence), so equal
  * deadlines fire in schedule order. poll(now) fires every timer due at or before
- * now, earliest first. Not thread-safe (tlab serialises its calls); VIRTUAL.
+ * now, earliest first: it first takes the timers due at its start out of the
+ * sorted array into a ready list, then fires them, skipping one a callback of
+ * the same pass cancelled; a timer a callback schedules waits for the next poll.
+ * Not thread-safe (tlab serialises its calls); VIRTUAL, REENTRANT, NEXT_PASS.
  * Built with TLAB_TEST_SELF_DRIVEN it is its own loop (see the table).
  *
  *   | define                    | bug                                             | oracle              |
@@ -14,6 +17,12 @@
  *   | TLAB_TEST_BUG_EARLY       | fires one tick early                            | early_fire          |
  *   | TLAB_TEST_BUG_LATE        | fires ten ticks late (polls skip what is due    | late_fire           |
  *   |                           | within ten ticks of now)                        |                     |
+ *   | TLAB_TEST_BUG_SAME_PASS   | poll fires while the earliest timer is due, so a| same_pass_fire,     |
+ *   |                           | timer a callback armed at 0 fires in that pass  | starvation (chains) |
+ *   | TLAB_TEST_BUG_SIBLING_CANCEL| fires its whole ready list: a timer a callback| fired_after_cancel  |
+ *   |                           | of the same pass cancelled (PREVENTED) still runs|                    |
+ *   | TLAB_TEST_BUG_CANCEL_SELF | marks a timer fired only after its callback: a  | wrong_result        |
+ *   |                           | cancel from its own callback says PREVENTED     |                     |
  *   | TLAB_TEST_BUG_DOUBLE      | fires every 50th timer twice                    | double_resume       |
  *   | TLAB_TEST_BUG_AFTER_CANCEL| cancel says PREVENTED but leaves the timer armed| fired_after_cancel  |
  *   | TLAB_TEST_BUG_LOST        | drops every 50th timer (schedule says OK)       | lost_timer          |
@@ -24,6 +33,9 @@
  *   | TLAB_TEST_BUG_EFAIL       | schedule returns TLAB_EFAIL after 200 schedules | error (verdict)     |
  *   | TLAB_TEST_BUG_CRASH       | segfaults in poll after 200 schedules           | crash (verdict)     |
  *   | TLAB_TEST_BUG_HANG        | poll spins forever after 200 schedules          | timeout (verdict)   |
+ *   | TLAB_TEST_BUG_V1SIZE      | (not a bug) the correct facility with the first | none                |
+ *   |                           | release's struct_size (TLAB_SUBJECT_V1_SIZE): a |                     |
+ *   |                           | plugin built before resolution_ns existed       |                     |
  *   | TLAB_TEST_SELF_DRIVEN     | (not a bug) the same facility self-driven: its  | none                |
  *   |                           | own thread polls CLOCK_MONOTONIC every 50 us;   |                     |
  *   |                           | calls lock one mutex (THREAD_SAFE, MONOTONIC)   |                     |
@@ -57,7 +69,15 @@ int* volatile g_nowhere = NULL;
 /* After this many schedules the efail, crash and hang variants misbehave. */
 #define BUG_AFTER_OPS 200
 
-enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_FIRED, SLOT_CANCELLED };
+/* SLOT_READY: due, taken into a poll's ready list, not fired yet (cancelable). */
+enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_READY, SLOT_FIRED, SLOT_CANCELLED };
+
+/* One entry of a poll's ready list: the slot and the generation it had then, so
+ * a slot freed and reused by a callback is not mistaken for the timer. */
+typedef struct ready_entry {
+  uint32_t index;
+  uint32_t generation;
+} ready_entry;
 
 typedef struct slot {
   uint32_t generation;
@@ -200,6 +220,12 @@ static tlab_status cancel(void* self, uint64_t handle, int32_t* result) {
     *result = TLAB_CANCEL_TOO_LATE;
     return TLAB_OK;
   }
+  if (s->state == SLOT_READY) { /* due in the running pass, not fired yet */
+    s->state = SLOT_CANCELLED;
+    f->free_list[f->nfree++] = index;
+    *result = TLAB_CANCEL_PREVENTED;
+    return TLAB_OK;
+  }
   if (s->state != SLOT_PENDING) {
     *result = TLAB_CANCEL_UNKNOWN;
     return TLAB_OK;
@@ -233,6 +259,9 @@ static tlab_status poll_timers(void* self, int64_t now_ns) {
 #ifdef TLAB_TEST_BUG_LATE
   now_ns = sat_add(now_ns, -10 * f->config.tick_ns);
 #endif
+#ifdef TLAB_TEST_BUG_SAME_PASS
+  /* BUG: re-reads the head after every callback, so a timer a callback armed
+   * due now fires in this pass. */
   while (f->npending > 0 && f->slots[f->sorted[0]].deadline <= now_ns) {
     const uint32_t index = f->sorted[0];
     memmove(&f->sorted[0], &f->sorted[1], (f->npending - 1) * sizeof f->sorted[0]);
@@ -241,11 +270,53 @@ static tlab_status poll_timers(void* self, int64_t now_ns) {
     s->state = SLOT_FIRED;
     f->free_list[f->nfree++] = index;
     f->config.fired(f->config.host, s->cookie);
-#ifdef TLAB_TEST_BUG_DOUBLE
-    if (s->seq % 50 == 0) f->config.fired(f->config.host, s->cookie);
-#endif
   }
   return TLAB_OK;
+#else
+  /* The timers due at the start of the pass become its ready list; a callback may
+   * schedule (into `sorted`, for the next poll) and cancel (a READY slot becomes
+   * CANCELLED and is skipped). Callbacks may grow every array: indices only. */
+  uint32_t n = 0;
+  while (n < f->npending && f->slots[f->sorted[n]].deadline <= now_ns) ++n;
+  if (n == 0) return TLAB_OK;
+  ready_entry* ready = malloc(n * sizeof *ready); /* this pass's own: a callback cannot touch it */
+  if (ready == NULL) return TLAB_ENOMEM;
+  for (uint32_t i = 0; i < n; ++i) {
+    slot* s = &f->slots[f->sorted[i]];
+    s->state = SLOT_READY;
+    ready[i].index = f->sorted[i];
+    ready[i].generation = s->generation;
+  }
+  memmove(&f->sorted[0], &f->sorted[n], (f->npending - n) * sizeof f->sorted[0]);
+  f->npending -= n;
+  for (uint32_t i = 0; i < n; ++i) {
+    slot* s = &f->slots[ready[i].index];
+    if (s->generation != ready[i].generation) continue; /* cancelled, and reused since */
+#ifndef TLAB_TEST_BUG_SIBLING_CANCEL
+    if (s->state != SLOT_READY) continue; /* a callback of this pass cancelled it */
+#endif
+    const uint64_t cookie = s->cookie;
+    const uint64_t seq = s->seq;
+#ifdef TLAB_TEST_BUG_CANCEL_SELF
+    f->config.fired(f->config.host, cookie); /* BUG: still READY during its callback */
+    s = &f->slots[ready[i].index];
+    if (s->state == SLOT_READY) {
+      s->state = SLOT_FIRED;
+      f->free_list[f->nfree++] = ready[i].index;
+    }
+#else
+    if (s->state == SLOT_READY) f->free_list[f->nfree++] = ready[i].index;
+    s->state = SLOT_FIRED;
+    f->config.fired(f->config.host, cookie);
+#endif
+#ifdef TLAB_TEST_BUG_DOUBLE
+    if (seq % 50 == 0) f->config.fired(f->config.host, cookie);
+#endif
+    (void)seq;
+  }
+  free(ready);
+  return TLAB_OK;
+#endif
 }
 
 static tlab_status pending(void* self, uint64_t* count) {
@@ -354,13 +425,22 @@ static tlab_status self_pending(void* self, uint64_t* count) {
 #else
 #define SUBJECT_DRIVE TLAB_DRIVE_LOOP
 #define SUBJECT_CLOCK TLAB_CLOCK_HOST
-#define SUBJECT_PROMISES TLAB_PROMISE_VIRTUAL
+#define SUBJECT_PROMISES TLAB_PROMISE_VIRTUAL | TLAB_PROMISE_REENTRANT | TLAB_PROMISE_NEXT_PASS
 #define SUBJECT_CALLS create, destroy, schedule, cancel, poll_timers, pending
+#endif
+
+#ifdef TLAB_TEST_BUG_V1SIZE
+/* What a plugin built against the first release's header says: tlab must read no
+ * field past it (kSubject itself is whole, so reading past it would not fault;
+ * the struct_size is what the check is about). */
+#define SUBJECT_STRUCT_SIZE TLAB_SUBJECT_V1_SIZE
+#else
+#define SUBJECT_STRUCT_SIZE sizeof(tlab_subject)
 #endif
 
 static const tlab_subject kSubject = {
     TLAB_SUBJECT_ABI_VERSION,
-    sizeof(tlab_subject),
+    SUBJECT_STRUCT_SIZE,
     TLAB_TEST_SUBJECT_NAME,
     "tests/subjects/test_subject.c: a sorted-array facility (one bug per build)",
     TLAB_KIND_FACILITY,
@@ -374,6 +454,7 @@ static const tlab_subject kSubject = {
     SUBJECT_CALLS,
     NULL,
     NULL,
+    0,
 };
 
 __attribute__((visibility("default"))) const tlab_subject* tlab_subject_entry(

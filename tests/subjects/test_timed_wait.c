@@ -122,6 +122,7 @@ static const tlab_subject kSubject = {
     NULL,
     acquire_for,
     release,
+    0,
 };
 
 __attribute__((visibility("default"))) const tlab_subject* tlab_subject_entry(

@@ -144,9 +144,7 @@ TEST(TimerLedgerTest, HugeDelaySaturatesAndNeverFiresOnTime) {
 // ---- lateness (loop subjects: polls) ----
 
 // A ledger that judges lateness with an allowance of 100 ns.
-Ledger late_ledger() {
-  return Ledger(LedgerOrder::kOverlapping, LedgerRules::all(), 64, 100);
-}
+Ledger late_ledger() { return Ledger(LedgerOrder::kOverlapping, LedgerRules::all(), 64, 100); }
 void poll(Ledger& l, std::int64_t now) { l->poll_began(LedgerInstant{now, 0}); }
 
 // A poll at or past due + allowance that passed the timer over makes its fire in
@@ -327,9 +325,22 @@ TEST(TimerLedgerTest, FireThatBeganDuringThePreventedCallIsWrongResult) {
   l.arm(1, 0, 10);
   LedgerCancel c = l.begin(1, 5);
   l.end(c, 15, TLAB_CANCEL_PREVENTED);
-  l.fire(1, 12);
+  std::thread([&] { l.fire(1, 12); }).join();  // the subject's thread, waiting for the lock
   ASSERT_EQ(l.count(Oracle::kWrongResult), 1u) << l.all();
   EXPECT_EQ(l.count(Oracle::kFiredAfterCancel), 0u) << l.all();
+}
+
+// A fire on the thread that made the PREVENTED call came after it returned (a
+// cancel from a callback, a sibling fired later in the same poll), even at the
+// same instant: fired_after_cancel.
+TEST(TimerLedgerTest, AFireOnTheCancellingThreadCameAfterTheCall) {
+  Ledger l;
+  l.arm(1, 0, 10);
+  LedgerCancel c = l.begin(1, 15);
+  l.end(c, 15, TLAB_CANCEL_PREVENTED);
+  l.fire(1, 15);
+  EXPECT_EQ(l.count(Oracle::kFiredAfterCancel), 1u) << l.all();
+  EXPECT_EQ(l.count(Oracle::kWrongResult), 0u) << l.all();
 }
 
 // PREVENTED for a live timer settles it: counted, no finding, no later fire.

@@ -86,6 +86,7 @@ void TimerLedger::settle(Live::iterator it, Outcome how, LedgerInstant at, Ledge
     s.at = at;
     s.called_at = called_at;
     s.by = by;
+    s.thread = std::this_thread::get_id();
   }
   if (how != Outcome::kRefused && r.has_handle) {
     stale_[stale_count_++ % kStaleRing] = {cookie, r.handle};
@@ -129,6 +130,7 @@ void TimerLedger::schedule(std::uint64_t cookie, const LedgerSchedule& s) {
   r.deadline = ledger_deadline(s.at.t, s.delay);
   r.fifo = s.fifo;
   r.mark = s.mark;
+  r.pass = s.pass;
   r.at_index = live_ids_.size();
   live_ids_.push_back(cookie);
   max_cookie_ = std::max(max_cookie_, cookie);
@@ -149,11 +151,14 @@ void TimerLedger::armed(std::uint64_t cookie, std::uint64_t handle,
   }
 }
 
-void TimerLedger::poll_began(LedgerInstant at) {
+std::uint64_t TimerLedger::poll_began(LedgerInstant at) {
   StdLock lk(mu_);
   if (options_.order == LedgerOrder::kOverlapping) at.step = ++step_;
   poll_before_ = poll_now_;
   poll_now_ = at;
+  same_pass_fires_ = 0;
+  chain_first_ = 0;
+  return ++polls_;
 }
 
 void TimerLedger::refused(std::uint64_t cookie, LedgerInstant at) {
@@ -191,10 +196,32 @@ LedgerFired TimerLedger::fired(std::uint64_t cookie, LedgerInstant now, std::str
   if (options_.lateness) options_.lateness(now.t - r.deadline);
   judge_fire(cookie, r, now, true, context);
   judge_late(cookie, r, now, context);
+  const bool starving = judge_pass(cookie, r, now, context);
   ++fired_;
-  const std::uint8_t mark = r.mark;
+  const LedgerFired out{true, r.mark, r.handle, r.has_handle, starving};
   settle(it, Outcome::kFired, now, {}, {});
-  return {true, mark};
+  return out;
+}
+
+bool TimerLedger::judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now,
+                             std::string_view context) {
+  if (f.pass == 0 || f.pass != polls_) return false;
+  if (chain_first_ == 0) chain_first_ = cookie;
+  ++same_pass_fires_;
+  report(LedgerRule::kSamePass,
+         fmt::format("{}{}: scheduled (delay={}) from a callback of the poll at {} and fired in "
+                     "that same poll at {} (a timer armed inside a pass runs in the next one)",
+                     context, f_.timer(cookie), f_.delay(f.delay), f_.at(poll_now_), f_.at(now)));
+  if (same_pass_fires_ != options_.starvation_after)
+    return same_pass_fires_ > options_.starvation_after;
+  report(LedgerRule::kStarvation,
+         fmt::format("{}the poll at {} fired {} timers that its own callbacks had scheduled, from "
+                     "{} to {}: a callback chain re-armed within one pass keeps the poll from "
+                     "returning, so nothing else is delivered; tlab stopped re-arming from "
+                     "callbacks for the rest of this poll",
+                     context, f_.at(poll_now_), same_pass_fires_, f_.timer(chain_first_),
+                     f_.timer(cookie)));
+  return true;
 }
 
 void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant now, bool first,
@@ -254,9 +281,9 @@ void TimerLedger::judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant
                      "{} after its due time, but the poll at {} had already passed it over "
                      "(a loop subject fires a timer no later than the first poll at or after "
                      "its due time + {})",
-                     context, f_.timer(cookie), of(f.owner), f_.delay(f.delay),
-                     f_.at(f.scheduled), f_.time(due), f_.at(now), f_.duration(now.t - due),
-                     f_.at(p), f_.duration(*options_.late_allowance)));
+                     context, f_.timer(cookie), of(f.owner), f_.delay(f.delay), f_.at(f.scheduled),
+                     f_.time(due), f_.at(now), f_.duration(now.t - due), f_.at(p),
+                     f_.duration(*options_.late_allowance)));
 }
 
 void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context) {
@@ -303,9 +330,12 @@ void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::str
       // The PREVENTED result was recorded first, so in the ledger's steps this fire
       // came after the call returned; the clocks say whether fired() began while
       // the call was still in flight (a subject's thread waiting for the lock).
-      const FireWhen when = now.t < s->called_at.t ? FireWhen::kBefore
-                            : now.t <= s->at.t     ? FireWhen::kDuring
-                                                   : FireWhen::kAfter;
+      // On the thread that made the call (a cancel from a callback, a virtual
+      // case), fired() began after the call returned, whatever the clocks say.
+      const FireWhen when = s->thread == std::this_thread::get_id() ? FireWhen::kAfter
+                            : now.t < s->called_at.t                ? FireWhen::kBefore
+                            : now.t <= s->at.t                      ? FireWhen::kDuring
+                                                                    : FireWhen::kAfter;
       fire_vs_prevented(cookie, s->handle, now, when, s->by, s->called_at, s->at, context, {});
       return;
     }

@@ -42,6 +42,10 @@
 //   | early                 | early_fire         | a first fire         | now < scheduled + delay (saturated)               |
 //   | late                  | late_fire          | a first fire (loop   | an earlier poll, begun after armed(), had a now   |
 //   |                       |                    | subjects)            | >= due + late_allowance (below)                   |
+//   | same_pass             | same_pass_fire     | a first fire         | the timer was scheduled from a callback of the    |
+//   |                       |                    |                      | poll now running (LedgerSchedule::pass)           |
+//   | starvation            | starvation         | a first fire         | the running poll has fired starvation_after such  |
+//   |                       |                    |                      | timers (once per poll; LedgerFired::starving)     |
 //   | fired_twice           | double_resume      | a fire               | the timer had fired (or settled before the ring)  |
 //   | never_scheduled       | double_resume      | a fire               | no schedule() was given that cookie               |
 //   | after_destroy         | fired_after_cancel | a fire               | destroyed() had been told                         |
@@ -84,7 +88,9 @@
 //   |             | (taken under its lock) and one per       | whose fire is in flight: judged at the   |
 //   |             | step() (a call's begin, its return)      | end (overdue()); a fire after PREVENTED  |
 //   |             |                                          | is placed against the call by the clocks |
-//   |             |                                          | (it may have begun during the call)      |
+//   |             |                                          | (it may have begun during the call),     |
+//   |             |                                          | unless it comes on the thread that made  |
+//   |             |                                          | the call (a callback's cancel): after    |
 //   | sequential  | the caller's (transcript lines); a call  | TOO_LATE for an unfired timer is wrong   |
 //   |             | never overlaps another or a fire         | at once, and the timer is then doubtful; |
 //   |             |                                          | a fire of a prevented timer is judged    |
@@ -132,6 +138,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -146,6 +153,8 @@ namespace tlab::tool {
 enum class LedgerRule : std::uint8_t {
   kEarly,
   kLate,
+  kSamePass,
+  kStarvation,
   kFiredTwice,
   kNeverScheduled,
   kAfterDestroy,
@@ -173,6 +182,8 @@ struct LedgerRuleInfo {
 inline constexpr std::array<LedgerRuleInfo, kLedgerRuleCount> kLedgerRuleInfo{{
     {LedgerRule::kEarly, "early", Oracle::kEarlyFire},
     {LedgerRule::kLate, "late", Oracle::kLateFire},
+    {LedgerRule::kSamePass, "same_pass", Oracle::kSamePassFire},
+    {LedgerRule::kStarvation, "starvation", Oracle::kStarvation},
     {LedgerRule::kFiredTwice, "fired_twice", Oracle::kDoubleResume},
     {LedgerRule::kNeverScheduled, "never_scheduled", Oracle::kDoubleResume},
     {LedgerRule::kAfterDestroy, "after_destroy", Oracle::kFiredAfterCancel},
@@ -257,7 +268,10 @@ struct LedgerSchedule {
   LedgerInstant at;        // when the call was made (its `now`)
   std::int64_t delay = 0;  // ns, as passed; the deadline is at.t + delay, saturated
   bool fifo = false;       // a FIFO tie candidate (fifo_* rules)
-  std::uint8_t mark = 0;   // the client's own bits, handed back by fired()
+  std::uint32_t mark = 0;  // the client's own bits, handed back by fired()
+  // pass: the poll (poll_began's number) whose callback scheduled it; 0: not
+  // scheduled from inside a poll's callback.
+  std::uint64_t pass = 0;
 };
 
 // One cancel() call that returned TLAB_OK with a result.
@@ -274,8 +288,14 @@ struct LedgerCancel {
 
 // What fired() found.
 struct LedgerFired {
-  bool first = false;     // the timer was live: this is its fire (lateness was sampled)
-  std::uint8_t mark = 0;  // LedgerSchedule::mark, when first
+  bool first = false;        // the timer was live: this is its fire (lateness was sampled)
+  std::uint32_t mark = 0;    // LedgerSchedule::mark, when first
+  std::uint64_t handle = 0;  // when first and armed() was told (has_handle)
+  bool has_handle = false;
+  // starving: the running poll has fired Options::starvation_after timers that
+  // callbacks of the same poll scheduled: the client must stop scheduling from
+  // callbacks until the next poll (the starvation rule reported it).
+  bool starving = false;
 };
 
 // A live timer as the queries show it.
@@ -329,7 +349,14 @@ class TimerLedger {
     // late_allowance: how late after its due time a poll may pass a timer over
     // (rule late); nullopt: lateness is not judged (no polls, or not told of them).
     std::optional<std::int64_t> late_allowance;
+    // starvation_after: how many timers scheduled by callbacks of one poll may fire
+    // in that same poll before it counts as a chain that keeps the poll from
+    // returning (rule starvation).
+    std::uint64_t starvation_after = kDefaultStarvationAfter;
   };
+  // A thousand: a chain re-armed at a random delay from its own callback stays in
+  // one poll that long with probability (its re-arm chance)^1000, nil below 0.99.
+  static constexpr std::uint64_t kDefaultStarvationAfter = 1000;
 
   // TimerLedger::TimerLedger
   // Requires: options.format and options.sink set (std::invalid_argument).
@@ -351,7 +378,8 @@ class TimerLedger {
   // TimerLedger::poll_began: a poll of a loop subject began at `at` (overlapping:
   // at.step is taken here); every fire until the next poll_began() came from it.
   // Polls come from one thread at a time.
-  void poll_began(LedgerInstant at);
+  // Returns: the poll's number (1, 2, ...), for LedgerSchedule::pass.
+  std::uint64_t poll_began(LedgerInstant at);
   // TimerLedger::refused: its schedule() returned an error: nothing was armed.
   void refused(std::uint64_t cookie, LedgerInstant at);
   // TimerLedger::fired: the subject fired `cookie` at `now` (overlapping: now.step
@@ -401,6 +429,10 @@ class TimerLedger {
   std::vector<LedgerView> timers(LedgerWhich which);
   // pick_live: a live timer drawn uniformly by `rng` (0 if none).
   std::uint64_t pick_live(std::mt19937_64& rng);
+  // pick_due: a live timer, not doubtful and armed, due by `t`, found among
+  // kPickDueTries draws by `rng` (0 if none of them is). O(kPickDueTries).
+  static constexpr int kPickDueTries = 16;
+  std::uint64_t pick_due(std::int64_t t, std::mt19937_64& rng);
   // pick_settled: one of the last kStaleRing settled timers that had a handle,
   // drawn by `rng`, as {cookie, handle}; nullopt before any.
   std::optional<std::pair<std::uint64_t, std::uint64_t>> pick_settled(std::mt19937_64& rng);
@@ -428,7 +460,8 @@ class TimerLedger {
     std::uint64_t handle = 0;
     bool has_handle = false;
     bool fifo = false;
-    std::uint8_t mark = 0;
+    std::uint32_t mark = 0;
+    std::uint64_t pass = 0;
     std::int64_t late_from = 0;             // armed(): see Lateness
     std::uint64_t armed_step = UINT64_MAX;  // the step count when armed() was told
   };
@@ -445,6 +478,7 @@ class TimerLedger {
     LedgerInstant at;         // fired: the fire; prevented: the call's return; refused: the call
     LedgerInstant called_at;  // prevented: the call's begin (its step orders it)
     std::string_view by;      // prevented: the caller
+    std::thread::id thread;   // the thread that reported the outcome (settle())
   };
   struct FifoGroup {
     std::uint64_t unresolved = 0;
@@ -466,9 +500,13 @@ class TimerLedger {
   // settled_fire: a fire of a timer no longer live (twice, after PREVENTED, ...).
   void settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context)
       TLAB_REQUIRES(mu_);
+  // judge_pass: rules same_pass and starvation for a live timer's first fire;
+  // returns whether the poll is starving.
+  bool judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context)
+      TLAB_REQUIRES(mu_);
   // judge_late: rule late for a live timer's first fire.
-  void judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant now,
-                  std::string_view context) TLAB_REQUIRES(mu_);
+  void judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context)
+      TLAB_REQUIRES(mu_);
   void fire_vs_prevented(std::uint64_t cookie, std::uint64_t handle, LedgerInstant fired_at,
                          FireWhen when, std::string_view who, LedgerInstant begin,
                          LedgerInstant end, std::string_view prefix, const std::string& note)
@@ -507,6 +545,9 @@ class TimerLedger {
   bool destroyed_ TLAB_GUARDED_BY(mu_) = false;
   // The poll in progress and the one before it (poll_began); step 0: none yet.
   LedgerInstant poll_now_ TLAB_GUARDED_BY(mu_), poll_before_ TLAB_GUARDED_BY(mu_);
+  std::uint64_t polls_ TLAB_GUARDED_BY(mu_) = 0;            // poll_began() calls so far
+  std::uint64_t same_pass_fires_ TLAB_GUARDED_BY(mu_) = 0;  // in the running poll
+  std::uint64_t chain_first_ TLAB_GUARDED_BY(mu_) = 0;      // its first such cookie
 };
 
 }  // namespace tlab::tool

@@ -163,6 +163,18 @@ std::uint64_t TimerLedger::pick_live(std::mt19937_64& rng) {
   return live_ids_[std::uniform_int_distribution<std::size_t>(0, live_ids_.size() - 1)(rng)];
 }
 
+std::uint64_t TimerLedger::pick_due(std::int64_t t, std::mt19937_64& rng) {
+  StdLock lk(mu_);
+  if (live_ids_.empty()) return 0;
+  std::uniform_int_distribution<std::size_t> at(0, live_ids_.size() - 1);
+  for (int i = 0; i < kPickDueTries; ++i) {
+    const std::uint64_t cookie = live_ids_[at(rng)];
+    const Record& r = live_.find(cookie)->second;
+    if (r.deadline <= t && !doubtful(r) && r.has_handle) return cookie;
+  }
+  return 0;
+}
+
 std::optional<std::pair<std::uint64_t, std::uint64_t>> TimerLedger::pick_settled(
     std::mt19937_64& rng) {
   StdLock lk(mu_);

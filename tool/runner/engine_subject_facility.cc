@@ -37,13 +37,84 @@ void FacilityCase::fired_cb(void* host, std::uint64_t cookie) {
 
 // ---- fires ---------------------------------------------------------------------
 
+namespace {
+// The case whose fired() callback this thread is in (callback scripts).
+thread_local const FacilityCase* t_inside = nullptr;
+}  // namespace
+
+bool FacilityCase::inside() const { return t_inside == this; }
+
 void FacilityCase::on_fired(std::uint64_t cookie) {
   // "now" on the subject's clock: the poll's now for a HOST loop subject (what
   // it was told), else CLOCK_MONOTONIC as the subject itself would read it.
   // relaxed: poll_now_ is written by this same thread just before poll().
-  const std::int64_t now =
-      virtual_ || (loop_ && host_clock_) ? poll_now_.load(std::memory_order::relaxed) : monotonic_ns();
-  ledger_.fired(cookie, LedgerInstant{now, 0});
+  const std::int64_t now = virtual_ || (loop_ && host_clock_)
+                               ? poll_now_.load(std::memory_order::relaxed)
+                               : monotonic_ns();
+  const LedgerFired f = ledger_.fired(cookie, LedgerInstant{now, 0});
+  if (!scripts_ || !f.first || (f.mark & kScriptActions) == 0) return;
+  // relaxed: a flag; a script performed just after the producers finished is
+  // one more judged call, not a race.
+  if (!feeding_.load(std::memory_order::relaxed) || ctx_.stopping()) return;
+  const FacilityCase* outer = t_inside;
+  t_inside = this;
+  perform_script(cookie, f, now);
+  t_inside = outer;
+}
+
+std::uint32_t FacilityCase::draw_script(const ActorRun& r, std::mt19937_64& rng) const {
+  if (!scripts_ || !r.spec->scripts_callbacks()) return 0;
+  auto draw = [&](double p) { return p > 0 && std::bernoulli_distribution(p)(rng); };
+  std::uint32_t bits = 0;
+  if (draw(r.spec->callback_rearm_probability)) bits |= kScriptRearm;
+  if (draw(r.spec->callback_cancel_probability)) bits |= kScriptCancel;
+  if (draw(r.spec->callback_self_cancel_probability)) bits |= kScriptSelfCancel;
+  return bits | static_cast<std::uint32_t>(r.index + 1) << 8;
+}
+
+void FacilityCase::perform_script(std::uint64_t cookie, const LedgerFired& f, std::int64_t now) {
+  const std::size_t index = (f.mark >> 8) - 1;
+  const ActorRun& owner = runs_[index];
+  // A LOOP subject fires from tlab's polling thread only, which also keeps
+  // poll_number_ and starving_; a SELF subject has no passes.
+  const std::uint64_t pass = loop_ ? poll_number_ : 0;
+  if (loop_ && f.starving) starving_ = true;
+  std::uint64_t sibling = 0;
+  std::int64_t delay = 0;
+  std::uint32_t next = 0;
+  {
+    // The draws only: the calls below may block on the subject's own locks.
+    std::lock_guard lk(script_mu_);
+    if ((f.mark & kScriptCancel) != 0) {
+      sibling = ledger_.pick_due(now, script_rng_);
+      if (sibling == 0) sibling = ledger_.pick_live(script_rng_);
+    }
+    if ((f.mark & kScriptRearm) != 0) {
+      // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
+      delay = owner.spec->callback_rearm_delay_us
+                  ? owner.spec->callback_rearm_delay_us->sample(script_rng_) * 1000
+                  : 0;
+      next = draw_script(owner, script_rng_);
+    }
+  }
+  if ((f.mark & kScriptSelfCancel) != 0 && f.has_handle) {
+    LedgerCancel c;
+    c.cookie = cookie;
+    c.handle = f.handle;
+    c.why =
+        "; a cancel from the timer's own callback (it is firing: it must answer TOO_LATE or "
+        "UNKNOWN)";
+    ctx_.add("callback_self_cancels");
+    call_cancel(c, *callback_.st, *callback_.log);
+  }
+  if (sibling != 0 && sibling != cookie) {
+    ctx_.add("callback_cancels");
+    cancel_one(sibling, *callback_.st, *callback_.log);
+  }
+  if ((f.mark & kScriptRearm) != 0 && !starving_) {
+    std::uint64_t c = 0, h = 0;
+    if (schedule_timer(callback_, delay, false, c, h, next, pass)) ctx_.add("callback_rearms");
+  }
 }
 
 bool FacilityCase::excused_by_failure(std::uint64_t cookie) const {
@@ -66,7 +137,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
     rearm_held(r, rng);
   }
   std::uint64_t cookie = 0, handle = 0;
-  if (!schedule_timer(r, delay, align, cookie, handle)) return false;
+  if (!schedule_timer(r, delay, align, cookie, handle, draw_script(r, rng))) return false;
   const double p = r.spec->cancel_probability;
   const bool cancel = p > 0 && std::bernoulli_distribution(p)(rng);
   if (cancel) {
@@ -82,37 +153,47 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
 }
 
 bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
-                                  std::uint64_t& cookie, std::uint64_t& handle) {
+                                  std::uint64_t& cookie, std::uint64_t& handle, std::uint32_t mark,
+                                  std::uint64_t pass) {
   const tlab_subject& d = calls_.d();
   const bool fail = r.spec != nullptr && r.spec->role == Role::kThrower;
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
   std::int64_t t = 0, used = delay, c0 = 0, c1 = 0, returned = 0;
   std::uint64_t h = 0;
   std::int32_t st = TLAB_EFAIL;
-  calls_(
-      [&] {
-        t = host_now();
-        bool aligned = false;
-        if (align && delay >= 0) {
-          const std::int64_t due = sat_add(t, delay);
-          if (due < INT64_MAX - tick_ns_) {
-            const std::int64_t up = (due + tick_ns_ - 1) / tick_ns_ * tick_ns_;
-            if (up - t <= max_delay_) {
-              used = up - t;
-              aligned = true;
-            }
-          }
+  const bool in_callback = inside();
+  auto make_call = [&] {
+    // Inside a HOST subject's poll its time is the poll's now (subject.h).
+    // relaxed: poll_now_ is written by this same (polling) thread.
+    t = in_callback && loop_ && host_clock_ ? poll_now_.load(std::memory_order::relaxed)
+                                            : host_now();
+    bool aligned = false;
+    if (align && delay >= 0) {
+      const std::int64_t due = sat_add(t, delay);
+      if (due < INT64_MAX - tick_ns_) {
+        const std::int64_t up = (due + tick_ns_ - 1) / tick_ns_ * tick_ns_;
+        if (up - t <= max_delay_) {
+          used = up - t;
+          aligned = true;
         }
-        ledger_.schedule(cookie, LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned});
-        c0 = steady_ns();
-        st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
-                  : d.schedule(calls_.self, t, used, cookie, &h);
-        c1 = steady_ns();
-        // A subject reading its own clock read it somewhere in the call: its
-        // lateness counts from the call's return (subject.h, "Lateness").
-        if (!host_clock_) returned = host_now();
-      },
-      r.st, cookie);
+      }
+    }
+    ledger_.schedule(cookie,
+                     LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark, pass});
+    c0 = steady_ns();
+    st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
+              : d.schedule(calls_.self, t, used, cookie, &h);
+    c1 = steady_ns();
+    // A subject reading its own clock read it somewhere in the call: its
+    // lateness counts from the call's return (subject.h, "Lateness").
+    if (!host_clock_) returned = host_now();
+  };
+  // Inside a callback the firing thread already holds the call mutex (its poll).
+  if (in_callback) {
+    make_call();
+  } else {
+    calls_(make_call, r.st, cookie);
+  }
   if (st == TLAB_OK) {
     r.log->sample(Latency::kScheduleCost, c1 - c0);
     ctx_.add(fail ? "thrower_tasks" : "scheduled");
@@ -120,8 +201,8 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
     ledger_.armed(cookie, h, host_clock_ ? t : returned);
     return true;
   }
-  const std::string call =
-      fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used, cookie, at(t));
+  const std::string call = fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}",
+                                       r.st->name, used, cookie, at(t));
   const bool excused = excused_by_failure(cookie);
   ledger_.refused(cookie, LedgerInstant{t, 0});
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {
@@ -187,18 +268,22 @@ std::int32_t FacilityCase::call_cancel(LedgerCancel& c, ActorState& who, ActorLo
   std::int32_t res = 0, st = TLAB_EFAIL;
   std::int64_t c0 = 0, c1 = 0;
   c.who = who.name;
-  calls_(
-      [&] {
-        const std::int64_t t0 = host_now();
-        c.begin = LedgerInstant{t0, ledger_.step()};
-        c0 = steady_ns();
-        st = d.cancel(calls_.self, c.handle, &res);
-        c1 = steady_ns();
-        const std::int64_t t1 = host_now();
-        // Taken before any other thread can judge a later call against this one.
-        c.end = LedgerInstant{t1, ledger_.step()};
-      },
-      &who, c.cookie);
+  auto call = [&] {
+    const std::int64_t t0 = host_now();
+    c.begin = LedgerInstant{t0, ledger_.step()};
+    c0 = steady_ns();
+    st = d.cancel(calls_.self, c.handle, &res);
+    c1 = steady_ns();
+    const std::int64_t t1 = host_now();
+    // Taken before any other thread can judge a later call against this one.
+    c.end = LedgerInstant{t1, ledger_.step()};
+  };
+  // Inside a callback the firing thread already holds the call mutex (its poll).
+  if (inside()) {
+    call();
+  } else {
+    calls_(call, &who, c.cookie);
+  }
   log.sample(Latency::kCancelCost, c1 - c0);
   if (st == TLAB_EINVAL) {
     ctx_.add("cancel_einval");  // a handle the subject no longer knows: no claim
@@ -248,11 +333,13 @@ void FacilityCase::poll_once() {
       [&] {
         t = host_now();
         poll_now_.store(t, std::memory_order::relaxed);  // read by fired() on this thread
-        ledger_.poll_began(LedgerInstant{t, 0});
+        poll_number_ = ledger_.poll_began(LedgerInstant{t, 0});
+        starving_ = false;
         st = calls_.d().poll(calls_.self, t);
       },
       timer_st_);
-  if (st != TLAB_OK) driver_error(fmt::format("poll(now) at {} returned {}", at(t), status_name(st)));
+  if (st != TLAB_OK)
+    driver_error(fmt::format("poll(now) at {} returned {}", at(t), status_name(st)));
 }
 
 void FacilityCase::driver_error(const std::string& what) {
@@ -307,7 +394,8 @@ void FacilityCase::poller_loop() {
   // Half a tick between polls: a timer is then fired within tick_ns of its
   // deadline (config.tick_ns), at most 1 ms and at least 20 us apart (below that
   // a sleep is mostly wake-up latency).
-  const auto nap = std::chrono::microseconds(std::clamp<std::int64_t>(s_.engine.tick_us / 2, 20, 1000));
+  const auto nap =
+      std::chrono::microseconds(std::clamp<std::int64_t>(s_.engine.tick_us / 2, 20, 1000));
   // acquire: pairs with drain_and_check's release; stops after the last drain poll.
   while (!poller_stop_.load(std::memory_order::acquire) && !ctx_.stopping()) {
     poll_once();

@@ -50,6 +50,22 @@
 // from the scheduler's own generator, so a virtual case replays exactly; with
 // rearm_probability 0 (the default) nothing is drawn and the run is as before.
 //
+// Callback scripts (a subject that declares TLAB_PROMISE_REENTRANT, subject.h):
+// when a scheduler has callback_* probabilities, each timer it schedules draws a
+// script from its generator (ScriptBits in the ledger's mark, with the actor's
+// index), and on_fired performs it inside the subject's fire, on the firing
+// thread, before returning: cancel the timer itself (it is firing: PREVENTED is a
+// wrong_result), cancel a live timer due by now (a sibling of the same poll) or
+// any live one, and schedule the chain's next timer callback_rearm_delay_us ahead
+// (it draws its own script). Draws made inside callbacks come from one generator
+// under script_mu_ (the poller is the only firing thread of a LOOP subject, so a
+// virtual case replays exactly); the calls are made without it. The calls skip
+// the call mutex (the poll holds it) and, inside a HOST subject's poll, are given
+// the poll's now. A re-arm inside poll n carries pass n, so a fire in that same
+// poll is same_pass_fire, and the starvation_after-th is starvation, after which
+// the poll gets no more re-arms. Scripts run only while the producers run, so the
+// drain ends. Counters: callback_rearms, callback_cancels, callback_self_cancels.
+//
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62
 // ns advanced by tick_us per step and poll(now) after each, so a replay is exact.
@@ -59,10 +75,10 @@
 //
 // Judged: every per-timer verdict by the case's TimerLedger (oracles/timer_ledger.h),
 // in its overlapping order on tlab's clock, with every rule but fifo_earlier_armed
-// and pending_list (and late, for a SELF subject, whose polls tlab does not see). Two calls are ordered only when one returned before the other
-// began (by the ledger's steps: a call takes one as it begins and one as it
-// returns, a fire one as it reaches the ledger), so overlapping calls may be
-// linearised either way. Where the driver feeds it:
+// and pending_list (and late, for a SELF subject, whose polls tlab does not see). Two calls are
+// ordered only when one returned before the other began (by the ledger's steps: a call takes one as
+// it begins and one as it returns, a fire one as it reaches the ledger), so overlapping calls may
+// be linearised either way. Where the driver feeds it:
 //   | event          | fed as                                                         |
 //   |----------------|----------------------------------------------------------------|
 //   | schedule()     | schedule() just before the call (owner: the actor; FIFO tie    |
@@ -162,10 +178,26 @@ class FacilityCase {
   std::int64_t waited_ns(std::int64_t since, std::int64_t now) const;
   std::string at(std::int64_t host_ns) const;  // "t=1.234ms" on the case's timeline
   void on_fired(std::uint64_t cookie);
+  // Callback scripts (above): a timer's mark holds its script's bits and, from
+  // bit 8, its scheduler's index in runs_ + 1.
+  enum ScriptBits : std::uint32_t {
+    kScriptRearm = 1,
+    kScriptCancel = 2,
+    kScriptSelfCancel = 4,
+    kScriptActions = 7,
+  };
+  // draw_script: the mark of a timer of `r`: its script, drawn from `rng`.
+  std::uint32_t draw_script(const ActorRun& r, std::mt19937_64& rng) const;
+  // perform_script: `cookie`'s script, from inside its fire (`f`).
+  void perform_script(std::uint64_t cookie, const LedgerFired& f, std::int64_t now);
+  // inside(): whether this thread is in a fired() callback of this case.
+  bool inside() const;
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   // schedule_timer: true when schedule() returned TLAB_OK, with `handle` its handle.
+  // `mark` and `pass` go to the ledger (callback scripts); inside a callback the
+  // call skips the call mutex.
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie,
-                      std::uint64_t& handle);
+                      std::uint64_t& handle, std::uint32_t mark = 0, std::uint64_t pass = 0);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
   // rearm_held: cancel r's held timer and, on PREVENTED or TOO_LATE, schedule and
   // hold a replacement; otherwise hold none.
@@ -228,10 +260,19 @@ class FacilityCase {
   // the virtual clock, the watchdog's lost-wakeup grace on the real one.
   const std::int64_t overdue_grace_;
   std::atomic<std::int64_t> vclock_{kSubjectVirtualEpochNs};  // main thread writes
-  std::atomic<std::int64_t> poll_now_{0};  // the now of the poll in progress
+  std::atomic<std::int64_t> poll_now_{0};                     // the now of the poll in progress
   std::atomic<std::uint64_t> next_cookie_{1};
   std::atomic<bool> producers_done_{false};
   std::atomic<bool> poller_stop_{false};
+  // Callback scripts: on when the subject is REENTRANT and a scheduler scripts;
+  // feeding_ until the producers are done; the poll in progress (its thread only).
+  const bool scripts_;
+  std::atomic<bool> feeding_{true};
+  std::uint64_t poll_number_ = 0;  // written and read by the polling thread
+  bool starving_ = false;          // the polling thread: this poll got no more re-arms
+  std::mutex script_mu_;           // script_rng_, for SELF subjects' threads
+  std::mt19937_64 script_rng_;     // draws made inside callbacks
+  ActorRun callback_;              // the calls made from inside callbacks
   std::deque<ActorRun> runs_;
   ActorState* timer_st_ = nullptr;
   // fire_lateness, sampled by the ledger's lateness callback: under the ledger's
@@ -240,10 +281,10 @@ class FacilityCase {
   const Format format_{*this};
   TimerLedger ledger_;
   std::mutex err_mu_;
-  std::string error_;  // err_mu_: the first driver error
-  std::thread poller_;      // real clock, LOOP subjects: poll until the drain ends
-  ActorRun shutdown_;       // the timers left pending for destroy()
-  ActorRun probe_;          // the idle probes (idle_probes)
+  std::string error_;   // err_mu_: the first driver error
+  std::thread poller_;  // real clock, LOOP subjects: poll until the drain ends
+  ActorRun shutdown_;   // the timers left pending for destroy()
+  ActorRun probe_;      // the idle probes (idle_probes)
 };
 
 }  // namespace tlab::tool::runner

@@ -27,6 +27,10 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d, const Subjec
       tick_ns_(s_.engine.tick_us * 1000),
       max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns),
       overdue_grace_(virtual_ ? 20 * tick_ns_ : lost_wakeup_grace_ns(s_)),
+      scripts_((d.promises & TLAB_PROMISE_REENTRANT) != 0 &&
+               std::any_of(s_.actors.begin(), s_.actors.end(),
+                           [](const Actor& a) { return a.scripts_callbacks(); })),
+      script_rng_(ctx.rng_for(s_.actors.size() + 1000)),
       ledger_(ledger_options()) {}
 
 TimerLedger::Options FacilityCase::ledger_options() {
@@ -69,6 +73,11 @@ void FacilityCase::build_actors() {
   for (ActorRun& r : runs_) {
     if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, producers);
   }
+  if (scripts_) {
+    callback_.st = &ctx_.add_actor("callback#0");
+    callback_.log = &ctx_.log_of(*callback_.st);
+    callback_.st->set(Phase::kWorking);
+  }
   probe_.st = &ctx_.add_actor("probe#0");
   probe_.log = &ctx_.log_of(*probe_.st);
   probe_.st->set(Phase::kWaiting);  // for the drain
@@ -81,14 +90,22 @@ void FacilityCase::run() {
   const tlab_subject& d = calls_.d();
   const bool wants_virtual = s_.engine.clock == ClockKind::kVirtual;
   if (wants_virtual && !virtual_) {
-    ctx_.note(fmt::format("engine.clock virtual: subject {} cannot run on tlab's clock (no "
-                          "TLAB_PROMISE_VIRTUAL), so the case ran on the real clock{}",
-                          d.name, loop_ ? " with a poller thread" : ""));
+    ctx_.note(
+        fmt::format("engine.clock virtual: subject {} cannot run on tlab's clock (no "
+                    "TLAB_PROMISE_VIRTUAL), so the case ran on the real clock{}",
+                    d.name, loop_ ? " with a poller thread" : ""));
   }
   if (!virtual_ && !loop_) {
     ctx_.note("timer_thread: the subject's own threads fire (TLAB_DRIVE_SELF); tlab polls nothing");
   }
   if (!s_.faults.empty()) ctx_.note("faults not injected (core fault points)");
+  if (!scripts_ && std::any_of(s_.actors.begin(), s_.actors.end(),
+                               [](const Actor& a) { return a.scripts_callbacks(); })) {
+    ctx_.note(
+        fmt::format("callback scripts not performed: subject {} does not declare "
+                    "TLAB_PROMISE_REENTRANT (its callbacks may not call it)",
+                    d.name));
+  }
   if (calls_.serial()) ctx_.note("calls serialised on one mutex (no TLAB_PROMISE_THREAD_SAFE)");
   build_actors();
   tlab_subject_config config{};
@@ -132,6 +149,7 @@ void FacilityCase::run_threads() {
     (r.spec->role == Role::kCanceller ? cancellers : schedulers).emplace_back(body);
   }
   for (std::thread& t : schedulers) t.join();
+  feeding_.store(false, std::memory_order::relaxed);        // a flag (on_fired)
   producers_done_.store(true, std::memory_order::release);  // pairs with canceller_loop
   for (std::thread& t : cancellers) t.join();
 }
@@ -177,6 +195,7 @@ void FacilityCase::run_virtual() {
     poll_once();
     check_conservation("after a virtual step");
   }
+  feeding_.store(false, std::memory_order::relaxed);  // this thread only
 }
 
 void FacilityCase::drain_and_check() {

@@ -126,7 +126,7 @@ void read_engine(const Json& doc, Scenario& s, Checker& check) {
 
 void read_actors(const Json& doc, Scenario& s, Checker& check) {
   const Json& actors = doc.at("actors");
-  static constexpr std::array<std::pair<ActorField, std::string_view>, 9> kFieldNames{{
+  static constexpr std::array<std::pair<ActorField, std::string_view>, 13> kFieldNames{{
       {kFieldTimeout, "timeout_us"},
       {kFieldDelay, "delay_us"},
       {kFieldPeriod, "period_us"},
@@ -136,6 +136,10 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
       {kFieldStaleProbability, "stale_probability"},
       {kFieldRearmProbability, "rearm_probability"},
       {kFieldRearmDelay, "rearm_delay_us"},
+      {kFieldCallbackRearm, "callback_rearm_probability"},
+      {kFieldCallbackRearmDelay, "callback_rearm_delay_us"},
+      {kFieldCallbackCancel, "callback_cancel_probability"},
+      {kFieldCallbackSelfCancel, "callback_self_cancel_probability"},
   }};
   for (std::size_t i = 0; i < actors.size(); ++i) {
     const Json& a = actors[i];
@@ -164,12 +168,21 @@ void read_actors(const Json& doc, Scenario& s, Checker& check) {
     actor.period_us = optional_distribution(a, "period_us", ptr, check);
     actor.hold_us = optional_distribution(a, "hold_us", ptr, check);
     actor.cancel_probability = a.value("cancel_probability", 0.0);
-    if (a.contains("stale_probability")) actor.stale_probability = a["stale_probability"].get<double>();
+    if (a.contains("stale_probability"))
+      actor.stale_probability = a["stale_probability"].get<double>();
     actor.rearm_probability = a.value("rearm_probability", 0.0);
     actor.rearm_delay_us = optional_distribution(a, "rearm_delay_us", ptr, check);
     if (actor.rearm_delay_us && actor.rearm_probability == 0) {
       check.error(append_pointer(ptr, "rearm_delay_us"),
                   "only used with rearm_probability above 0 (nothing is re-armed)");
+    }
+    actor.callback_rearm_probability = a.value("callback_rearm_probability", 0.0);
+    actor.callback_rearm_delay_us = optional_distribution(a, "callback_rearm_delay_us", ptr, check);
+    actor.callback_cancel_probability = a.value("callback_cancel_probability", 0.0);
+    actor.callback_self_cancel_probability = a.value("callback_self_cancel_probability", 0.0);
+    if (actor.callback_rearm_delay_us && actor.callback_rearm_probability == 0) {
+      check.error(append_pointer(ptr, "callback_rearm_delay_us"),
+                  "only used with callback_rearm_probability above 0 (no callback re-arms)");
     }
     const std::string mode = a.value("mode", std::string("once"));
     actor.mode = mode == "fixed_rate"        ? ScheduleMode::kFixedRate
@@ -247,7 +260,9 @@ void read_catches(const Json& doc, Scenario& s, Checker& check, const char* key 
   auto it = doc.find(key);
   if (it == doc.end()) return;
   const std::string_view k = key;
-  std::vector<Mutant>& out = k == "catches" ? s.catches : k == "tsan_catches" ? s.tsan_catches : s.sim_catches;
+  std::vector<Mutant>& out = k == "catches"        ? s.catches
+                             : k == "tsan_catches" ? s.tsan_catches
+                                                   : s.sim_catches;
   for (std::size_t i = 0; i < it->size(); ++i) {
     const std::string name = (*it)[i].get<std::string>();
     if (auto m = mutant_from_name(name)) {
@@ -381,8 +396,9 @@ std::optional<Scenario> ScenarioLoader::load_document(const Json& doc, const std
   if (!s.sim_catches.empty() && !s.engine.subject.empty()) {
     // A built-in subject runs through the generic driver on real threads, never
     // simulated: these pairs would never run.
-    check.error("/sim_catches", "a scenario on a built-in subject (engine.subject) never runs "
-                                "under simulation; list its mutants in catches");
+    check.error("/sim_catches",
+                "a scenario on a built-in subject (engine.subject) never runs "
+                "under simulation; list its mutants in catches");
   }
   if (const int threads = s.total_threads(); threads > kMaxThreads) {
     check.error("/actors", fmt::format("{} threads (actor counts plus engine.workers) exceed the "

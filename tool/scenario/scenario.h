@@ -93,6 +93,10 @@ enum ActorField : std::uint16_t {
   kFieldStaleProbability = 1 << 6,
   kFieldRearmProbability = 1 << 7,
   kFieldRearmDelay = 1 << 8,
+  kFieldCallbackRearm = 1 << 9,
+  kFieldCallbackRearmDelay = 1 << 10,
+  kFieldCallbackCancel = 1 << 11,
+  kFieldCallbackSelfCancel = 1 << 12,
 };
 
 // Which optional actor fields each role requires and accepts (role and count are
@@ -114,15 +118,19 @@ inline constexpr std::array<RoleInfo, kRoleCount> kRoleInfo{{
      "stale_probability a recently settled timer's handle instead)"},
     {Role::kScheduler, "scheduler", kFieldDelay,
      kFieldDelay | kFieldPeriod | kFieldMode | kFieldCancelProbability | kFieldStaleProbability |
-         kFieldRearmProbability | kFieldRearmDelay,
+         kFieldRearmProbability | kFieldRearmDelay | kFieldCallbackRearm |
+         kFieldCallbackRearmDelay | kFieldCallbackCancel | kFieldCallbackSelfCancel,
      "schedules tasks delay_us ahead (mode once|fixed_delay|fixed_rate with period_us); "
      "cancels each with cancel_probability (on a subject, then a recently settled timer's "
      "handle with stale_probability, and re-arms a held timer with rearm_probability, "
-     "rearm_delay_us ahead)"},
+     "rearm_delay_us ahead); on a subject whose callbacks may call it, each timer's "
+     "callback re-arms (callback_rearm_probability, callback_rearm_delay_us ahead), cancels "
+     "another timer (callback_cancel_probability) or itself (callback_self_cancel_probability)"},
     {Role::kTimerThread, "timer_thread", 0, 0, "runs the timer service's expiry loop"},
     {Role::kWorkerChurn, "worker_churn", kFieldPeriod, kFieldPeriod,
      "every period_us, stops one executor worker and restarts it"},
-    {Role::kMutexContender, "mutex_contender", kFieldTimeout, kFieldTimeout | kFieldHold | kFieldDelay,
+    {Role::kMutexContender, "mutex_contender", kFieldTimeout,
+     kFieldTimeout | kFieldHold | kFieldDelay,
      "lock_for(timeout_us) on the timed mutex; holds it for hold_us; then pauses delay_us "
      "(sparse contention: a lost wakeup is then not hidden by the next hand-off)"},
     {Role::kWaitGroupMember, "wait_group_member", kFieldDelay, kFieldDelay,
@@ -171,6 +179,20 @@ struct Actor {
   // later than the first arming makes a re-arm that did not move the timer fire
   // early by more than any load delays it.
   std::optional<Distribution> rearm_delay_us;
+  // Callback scripts (subjects that declare TLAB_PROMISE_REENTRANT; the generic
+  // driver, engine_subject_facility.h): the chance that a timer's callback, from
+  // inside the subject's fire, schedules the next timer of its chain
+  // (callback_rearm_delay_us ahead, default 0: due at once; the new timer draws its
+  // own script), cancels another live timer, one due in the same poll when there
+  // is one, or cancels itself. The built-in engines refuse values above 0.
+  double callback_rearm_probability = 0.0;
+  std::optional<Distribution> callback_rearm_delay_us;
+  double callback_cancel_probability = 0.0;
+  double callback_self_cancel_probability = 0.0;
+  bool scripts_callbacks() const {
+    return callback_rearm_probability > 0 || callback_cancel_probability > 0 ||
+           callback_self_cancel_probability > 0;
+  }
 
   // Actor::rearm_delay: the distribution a re-arm draws from (rearm_delay_us,
   // else delay_us). Requires: delay_us (every role that re-arms requires it).

@@ -56,8 +56,7 @@ bool valid_name(const char* p) {
 // Stages a probe child reports before each risky step, so that a crash or hang
 // names the step it happened in.
 constexpr const char* kStageNames[] = {"loading the library (dlopen, its constructors)",
-                                       "calling the entry point",
-                                       "reading the descriptor"};
+                                       "calling the entry point", "reading the descriptor"};
 
 }  // namespace
 
@@ -77,6 +76,8 @@ PromiseSet promises_of_abi(std::uint64_t bits) {
       {TLAB_PROMISE_MUTUAL_EXCLUSION, Promise::kMutualExclusion},
       {TLAB_PROMISE_VIRTUAL, Promise::kVirtualTime},
       {TLAB_PROMISE_NO_SPURIOUS_TIMEOUT, Promise::kNoSpuriousTimeout},
+      {TLAB_PROMISE_REENTRANT, Promise::kReentrant},
+      {TLAB_PROMISE_NEXT_PASS, Promise::kNextPass},
   };
   PromiseSet out;
   for (const Map& m : kMap) {
@@ -110,11 +111,13 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
   // Read only where struct_size covers it (a subject built before the field).
   if (d.struct_size >= offsetof(tlab_subject, resolution_ns) + sizeof d.resolution_ns &&
       (d.resolution_ns < 0 || d.resolution_ns > 1'000'000'000)) {
-    return bad("resolution_ns", fmt::format("is {}; must be 0 to 1000000000 (1 s)", d.resolution_ns));
+    return bad("resolution_ns",
+               fmt::format("is {}; must be 0 to 1000000000 (1 s)", d.resolution_ns));
   }
   if (d.clock != TLAB_CLOCK_HOST && d.clock != TLAB_CLOCK_MONOTONIC) {
-    return bad("clock", fmt::format("is {}; must be TLAB_CLOCK_HOST (1) or TLAB_CLOCK_MONOTONIC (2)",
-                                    d.clock));
+    return bad(
+        "clock",
+        fmt::format("is {}; must be TLAB_CLOCK_HOST (1) or TLAB_CLOCK_MONOTONIC (2)", d.clock));
   }
   if (d.create == nullptr) return bad("create", "is NULL");
   if (d.destroy == nullptr) return bad("destroy", "is NULL");
@@ -128,7 +131,8 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
       return bad("poll", "is NULL, but drive is TLAB_DRIVE_LOOP (tlab must be able to poll)");
     }
     if (d.drive == TLAB_DRIVE_SELF && d.poll != nullptr) {
-      return bad("poll", "is set, but drive is TLAB_DRIVE_SELF (a self-driven subject is not polled)");
+      return bad("poll",
+                 "is set, but drive is TLAB_DRIVE_SELF (a self-driven subject is not polled)");
     }
     if (d.drive != TLAB_DRIVE_LOOP && d.drive != TLAB_DRIVE_SELF) {
       return bad("drive",
@@ -147,6 +151,18 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
     if ((d.promises & TLAB_PROMISE_PENDING_COUNT) != 0 && d.pending == nullptr) {
       return bad("promises", "PENDING_COUNT is promised but pending is NULL");
     }
+    if ((d.promises & TLAB_PROMISE_REENTRANT) != 0 && d.drive != TLAB_DRIVE_LOOP &&
+        (d.promises & TLAB_PROMISE_THREAD_SAFE) == 0) {
+      return bad("promises",
+                 "REENTRANT needs drive TLAB_DRIVE_LOOP or THREAD_SAFE (a self-driven subject's "
+                 "callbacks would call it concurrently with tlab's serialised calls)");
+    }
+    if ((d.promises & TLAB_PROMISE_NEXT_PASS) != 0 &&
+        (d.drive != TLAB_DRIVE_LOOP || (d.promises & TLAB_PROMISE_REENTRANT) == 0)) {
+      return bad("promises",
+                 "NEXT_PASS needs drive TLAB_DRIVE_LOOP (a pass is one poll) and REENTRANT "
+                 "(only a callback can arm a timer within a pass)");
+    }
     if ((d.promises & TLAB_PROMISE_VIRTUAL) != 0 &&
         (d.clock != TLAB_CLOCK_HOST || d.drive != TLAB_DRIVE_LOOP)) {
       return bad("promises",
@@ -159,23 +175,25 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
     if (d.acquire_for == nullptr) return bad("acquire_for", "is NULL (a timed wait must acquire)");
     if (d.release == nullptr) return bad("release", "is NULL (a timed wait must release)");
     if (d.schedule != nullptr || d.cancel != nullptr || d.poll != nullptr || d.pending != nullptr) {
-      return bad(d.schedule != nullptr  ? "schedule"
-                 : d.cancel != nullptr  ? "cancel"
-                 : d.poll != nullptr    ? "poll"
-                                        : "pending",
+      return bad(d.schedule != nullptr ? "schedule"
+                 : d.cancel != nullptr ? "cancel"
+                 : d.poll != nullptr   ? "poll"
+                                       : "pending",
                  "is set, but kind is TLAB_KIND_TIMED_WAIT (facility calls must be NULL)");
     }
     constexpr std::uint64_t kFacilityOnly = TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES |
                                             TLAB_PROMISE_PENDING_COUNT | TLAB_PROMISE_VIRTUAL |
-                                            TLAB_PROMISE_EXACTLY_ONCE;
+                                            TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_REENTRANT |
+                                            TLAB_PROMISE_NEXT_PASS;
     if ((d.promises & kFacilityOnly) != 0) {
       return bad("promises", fmt::format("{} are facility promises; this is a timed wait",
                                          promises_of_abi(d.promises & kFacilityOnly).names()));
     }
     return true;
   }
-  return bad("kind", fmt::format("is {}; must be TLAB_KIND_FACILITY (1) or TLAB_KIND_TIMED_WAIT (2)",
-                                 d.kind));
+  return bad(
+      "kind",
+      fmt::format("is {}; must be TLAB_KIND_FACILITY (1) or TLAB_KIND_TIMED_WAIT (2)", d.kind));
 }
 
 bool is_library_spec(std::string_view spec) {
@@ -209,9 +227,10 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
   if (s.library.empty()) {
     const SubjectInfo* row = find_subject(spec);
     if (row == nullptr) {
-      error = fmt::format("--subject {}: no such subject (`tlab list subjects`), and not a shared "
-                          "library path (give one with a '/' or ending in .so)",
-                          spec);
+      error = fmt::format(
+          "--subject {}: no such subject (`tlab list subjects`), and not a shared "
+          "library path (give one with a '/' or ending in .so)",
+          spec);
       return nullptr;
     }
     if (row->abi == nullptr) {
@@ -228,7 +247,7 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
     return d;
   }
   if (s.library.find('/') != std::string::npos) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(s.library.c_str(), &st) != 0) {
       error = fmt::format("--subject {}: {}: {}", spec, s.library, std::strerror(errno));
       return nullptr;
@@ -249,18 +268,20 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
   ::dlerror();
   void* sym = ::dlsym(h, s.entry.c_str());
   if (sym == nullptr) {
-    error = fmt::format("--subject {}: {} does not export the entry symbol `{}` (extern \"C\" "
-                        "const tlab_subject* {}(uint32_t); tlab/subject.h)",
-                        spec, s.library, s.entry, s.entry);
+    error = fmt::format(
+        "--subject {}: {} does not export the entry symbol `{}` (extern \"C\" "
+        "const tlab_subject* {}(uint32_t); tlab/subject.h)",
+        spec, s.library, s.entry, s.entry);
     return nullptr;
   }
   if (stage != nullptr) stage(fd, 1);
   auto entry = reinterpret_cast<tlab_subject_entry_fn>(sym);
   const tlab_subject* d = entry(TLAB_SUBJECT_ABI_VERSION);
   if (d == nullptr) {
-    error = fmt::format("--subject {}: {}: {}({}) returned NULL (the library cannot serve subject "
-                        "ABI version {})",
-                        spec, s.library, s.entry, TLAB_SUBJECT_ABI_VERSION, TLAB_SUBJECT_ABI_VERSION);
+    error = fmt::format(
+        "--subject {}: {}: {}({}) returned NULL (the library cannot serve subject "
+        "ABI version {})",
+        spec, s.library, s.entry, TLAB_SUBJECT_ABI_VERSION, TLAB_SUBJECT_ABI_VERSION);
     return nullptr;
   }
   if (stage != nullptr) stage(fd, 2);
@@ -273,7 +294,9 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
   return full_descriptor(d);
 }
 
-void write_stage(int fd, int stage) { write_fd(fd, std::string(1, static_cast<char>('0' + stage))); }
+void write_stage(int fd, int stage) {
+  write_fd(fd, std::string(1, static_cast<char>('0' + stage)));
+}
 
 }  // namespace
 
@@ -318,9 +341,14 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
         if (d == nullptr) {
           j["error"] = err;
         } else {
-          j = {{"name", d->name},   {"summary", d->summary}, {"kind", d->kind},
-               {"drive", d->drive}, {"clock", d->clock},     {"promises", d->promises},
-               {"max_delay_ns", d->max_delay_ns}, {"has_pending", d->pending != nullptr}};
+          j = {{"name", d->name},
+               {"summary", d->summary},
+               {"kind", d->kind},
+               {"drive", d->drive},
+               {"clock", d->clock},
+               {"promises", d->promises},
+               {"max_delay_ns", d->max_delay_ns},
+               {"has_pending", d->pending != nullptr}};
         }
         write_fd(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       },
@@ -336,11 +364,10 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
   const std::string stages = got.substr(0, brace);
   const int last = stages.empty() ? 0 : stages.back() - '0';
   const char* step = kStageNames[last < 0 || last > 2 ? 0 : last];
-  const std::string where =
-      last >= 1 ? fmt::format("{} ({})", s.library, s.entry) : s.library;
+  const std::string where = last >= 1 ? fmt::format("{} ({})", s.library, s.entry) : s.library;
   if (hung) {
-    error = fmt::format("--subject {}: {}: hung while {} (no answer within {} s)", spec, where, step,
-                        kProbeLimitMs / 1000);
+    error = fmt::format("--subject {}: {}: hung while {} (no answer within {} s)", spec, where,
+                        step, kProbeLimitMs / 1000);
     return std::nullopt;
   }
   if (child.interrupted) {

@@ -219,8 +219,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"java_timer_heap",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kFifoTies |
-         kThreadSafe,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | kFifoTies | kThreadSafe,
      {},
      {},
      {},
@@ -338,9 +337,26 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
   for (std::size_t i = 0; i < s.actors.size(); ++i) {
     if (s.actors[i].stale_probability.value_or(0) > 0) {
       if (pointer != nullptr) *pointer = fmt::format("/actors/{}/stale_probability", i);
-      why = "stale_probability is for a subject (--subject): only the generic driver cancels "
-            "settled timers' handles; tlab's own engines test stale tokens with token_bits "
-            "(aba_wraparound). Remove it, set 0, or run with --subject";
+      why =
+          "stale_probability is for a subject (--subject): only the generic driver cancels "
+          "settled timers' handles; tlab's own engines test stale tokens with token_bits "
+          "(aba_wraparound). Remove it, set 0, or run with --subject";
+      return nullptr;
+    }
+    if (s.actors[i].scripts_callbacks()) {
+      if (pointer != nullptr) {
+        const Actor& a = s.actors[i];
+        *pointer =
+            fmt::format("/actors/{}/{}", i,
+                        a.callback_rearm_probability > 0    ? "callback_rearm_probability"
+                        : a.callback_cancel_probability > 0 ? "callback_cancel_probability"
+                                                            : "callback_self_cancel_probability");
+      }
+      why =
+          "callback scripts are for a subject (--subject) whose callbacks may call it "
+          "(TLAB_PROMISE_REENTRANT): the generic driver performs them inside the subject's "
+          "fire; tlab's own engines do not run them yet. Remove them, set 0, or run with "
+          "--subject";
       return nullptr;
     }
     if (s.actors[i].rearm_probability > 0 && chosen->name != "timer_service") {
@@ -391,9 +407,10 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
 
 std::optional<std::string> sim_refusal(const Scenario& s) {
   if (!s.engine.subject.empty()) {
-    return fmt::format("engine.subject {}: a subject runs on real threads through the generic "
-                       "driver, which is not ported to SimPlatform",
-                       s.engine.subject);
+    return fmt::format(
+        "engine.subject {}: a subject runs on real threads through the generic "
+        "driver, which is not ported to SimPlatform",
+        s.engine.subject);
   }
   std::string why;
   const SubjectInfo* engine = engine_for(s, why);
@@ -414,8 +431,9 @@ bool check_runnable(const Scenario& s, const std::string& file, InputErrors& err
       return false;
     }
     if (s.run.sim) {
-      errors.push_back({file, "/run/sim",
-                        "run.sim: " + *sim_refusal(s) + "; remove run.sim to run it on real threads"});
+      errors.push_back(
+          {file, "/run/sim",
+           "run.sim: " + *sim_refusal(s) + "; remove run.sim to run it on real threads"});
       return false;
     }
     return true;

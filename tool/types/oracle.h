@@ -29,6 +29,10 @@
 //   | stop_conservation   | a worker stop whose timers (those scheduled by work       | delivery         | expect.<name>    |
 //   |                     | posted to it right before the stop) did not each end     |                  |                  |
 //   |                     | exactly once: fired, cancelled, or returned by shutdown   |                  |                  |
+//   | same_pass_fire      | a timer armed from inside a callback fired in the poll    | next_pass        | expect.<name>    |
+//   |                     | that armed it                                             |                  |                  |
+//   | starvation          | one poll ran a chain of callbacks re-armed within it past | delivery         | expect.<name>    |
+//   |                     | the bound (tlab stopped feeding it)                       |                  |                  |
 //   | fifo_order          | two equal-deadline timers of one thread ran out of order  | fifo_ties        | none (0)         |
 //   | sanitizer           | a ThreadSanitizer report                                  | thread_safe      | none (0)         |
 //   | crash               | the case's process died before reporting, or an exec      | (every subject)  | none (0)         |
@@ -45,7 +49,7 @@
 // (expectations.h), and the runner and the judge both name oracles, so it sits
 // below all of them.
 //
-// Cost: oracle_from_name scans the 17 rows. Ground rules: constant tables.
+// Cost: oracle_from_name scans the 19 rows. Ground rules: constant tables.
 #pragma once
 
 #include <array>
@@ -71,6 +75,8 @@ enum class Oracle : std::uint8_t {
   kTaskExceptions,
   kConservation,
   kStopConservation,
+  kSamePassFire,
+  kStarvation,
   kFifoOrder,
   kSanitizer,
   kCrash,
@@ -118,6 +124,12 @@ inline constexpr std::array<OracleInfo, kOracleCount> kOracleInfo{{
      "a worker stop after which its timers did not each end exactly once: fired, cancelled, "
      "or returned by shutdown",
      Promise::kDelivery, true},
+    {Oracle::kSamePassFire, "same_pass_fire",
+     "a timer armed from inside a callback fired in the poll that armed it", Promise::kNextPass,
+     true},
+    {Oracle::kStarvation, "starvation",
+     "one poll ran a chain of callbacks re-armed within it past the bound", Promise::kDelivery,
+     true},
     {Oracle::kFifoOrder, "fifo_order", "two equal-deadline timers of one thread ran out of order",
      Promise::kFifoTies, false},
     {Oracle::kSanitizer, "sanitizer", "a ThreadSanitizer report", Promise::kThreadSafe, false},

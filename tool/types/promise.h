@@ -26,6 +26,10 @@
 //   |                  | not available for a grace's length of its wait               |
 //   | virtual_time     | a capability, not a check: the subject can run on a virtual   |
 //   |                  | clock, so a case replays exactly                              |
+//   | next_pass        | a timer armed from inside a callback never fires in the pass  |
+//   |                  | (poll) that armed it                                          |
+//   | reentrant        | a capability, not a check: callbacks may call the subject     |
+//   |                  | (tlab then performs the scenario's callback scripts)          |
 //
 // A value of types/ (tool/LAYERS): the oracles, case results and the subject table
 // all read it, so it sits below all three.
@@ -54,13 +58,16 @@ enum class Promise : std::uint8_t {
   kCounterFloor,
   kNoSpuriousTimeout,
   kVirtualTime,
+  kNextPass,
+  kReentrant,
   kCount
 };
 inline constexpr std::size_t kPromiseCount = static_cast<std::size_t>(Promise::kCount);
 inline constexpr std::array<std::string_view, kPromiseCount> kPromiseNames{
-    "delivery",         "exactly_once",  "never_early",     "accurate_cancel",
-    "fifo_ties",        "pending_count", "contains_errors", "thread_safe",
-    "mutual_exclusion", "counter_floor", "no_spurious_timeout", "virtual_time"};
+    "delivery",         "exactly_once",  "never_early",         "accurate_cancel",
+    "fifo_ties",        "pending_count", "contains_errors",     "thread_safe",
+    "mutual_exclusion", "counter_floor", "no_spurious_timeout", "virtual_time",
+    "next_pass",        "reentrant"};
 constexpr std::string_view name_of(Promise p) { return kPromiseNames[static_cast<std::size_t>(p)]; }
 
 // PromiseSet: a set of promises, built with `|`.

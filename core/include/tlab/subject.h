@@ -75,14 +75,33 @@
  *   |                | for a grace's length of the call (wake latency)                |
  *   | VIRTUAL        | a capability: runs on tlab's clock (needs TLAB_CLOCK_HOST and  |
  *   |                | TLAB_DRIVE_LOOP), so cases replay exactly                      |
+ *   | REENTRANT      | a capability: fired() may call schedule() and cancel() of the  |
+ *   |                | same instance, on the firing thread, before it returns (below) |
+ *   |                | (needs TLAB_DRIVE_LOOP or THREAD_SAFE)                          |
+ *   | NEXT_PASS      | (LOOP, REENTRANT) a timer scheduled from inside fired() never  |
+ *   |                | fires in the poll() that was running: a callback that re-arms  |
+ *   |                | itself at delay 0 runs again in the next poll, never the same  |
+ *   |                | one, so a poll always returns                                  |
  *
  * Ground rules of every call:
  *   - Errors and limits cross as tlab_status return codes; nothing unwinds
  *     through the ABI (a C++ exception escaping a call is a crash of the case).
  *   - config->fired must be called exactly once per firing, never after destroy()
- *     has returned, and never from inside schedule() or cancel(). The host's
- *     fired() never calls back into the subject, so a subject may hold its own
- *     locks while calling it.
+ *     has returned, and never from inside schedule() or cancel(). Without
+ *     REENTRANT the host's fired() never calls back into the subject, so a subject
+ *     may hold its own locks while calling it.
+ *   - Callbacks that act (REENTRANT). A scenario gives a timer a script, and the
+ *     host's fired() performs it before returning, on the firing thread: schedule
+ *     a new timer (a re-arm, at a delay that may be 0 or negative), cancel another
+ *     live timer (one due in the same poll when there is one), cancel the firing
+ *     timer itself (it is firing: TOO_LATE or UNKNOWN is the answer). Each answer is
+ *     judged as any other. A subject that is not THREAD_SAFE gets these calls
+ *     without tlab's call mutex: the firing thread is inside the poll() that tlab
+ *     made under that mutex, so no other tlab call overlaps them. Inside poll(now_ns)
+ *     such a schedule() is passed that poll's now_ns. A SELF subject (THREAD_SAFE)
+ *     gets them on its own thread, concurrently with tlab's other calls. tlab stops
+ *     performing scripts once its producers are done (the drain), and stops
+ *     feeding a chain of re-arms that keeps one poll from returning (`starvation`).
  *   - Handles are chosen by the subject and opaque to tlab (0 is a valid handle);
  *     cancel() on a handle whose timer fired or was cancelled long ago must not
  *     touch another timer: that is what TOO_LATE or UNKNOWN are for.
@@ -148,7 +167,9 @@ typedef enum tlab_cancel_result {
 #define TLAB_PROMISE_MUTUAL_EXCLUSION (UINT64_C(1) << 7)
 #define TLAB_PROMISE_VIRTUAL (UINT64_C(1) << 8)
 #define TLAB_PROMISE_NO_SPURIOUS_TIMEOUT (UINT64_C(1) << 9)
-#define TLAB_PROMISE_ALL (UINT64_C(0x3ff))
+#define TLAB_PROMISE_REENTRANT (UINT64_C(1) << 10)
+#define TLAB_PROMISE_NEXT_PASS (UINT64_C(1) << 11)
+#define TLAB_PROMISE_ALL (UINT64_C(0xfff))
 
 /* What tlab passes to create(). */
 typedef struct tlab_subject_config {

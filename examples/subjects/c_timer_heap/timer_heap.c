@@ -244,6 +244,7 @@ static const tlab_subject kDescriptor = {
     heap_pending,
     NULL, /* acquire_for: a facility */
     NULL, /* release */
+    0,    /* resolution_ns: deadlines as fine as the tick */
 };
 
 TIMER_HEAP_EXPORT const tlab_subject* tlab_subject_entry(uint32_t host_abi_version) {

@@ -51,7 +51,7 @@ static tlab_status poll_(void* self, int64_t now) {
 static tlab_subject descriptor = {
     TLAB_SUBJECT_ABI_VERSION, sizeof(tlab_subject), "bad_plugin", "a plugin that is wrong",
     TLAB_KIND_FACILITY, TLAB_DRIVE_LOOP, TLAB_CLOCK_HOST, 0,
-    TLAB_PROMISE_DELIVERY, 0, create, destroy, schedule, cancel, poll_, NULL, NULL, NULL};
+    TLAB_PROMISE_DELIVERY, 0, create, destroy, schedule, cancel, poll_, NULL, NULL, NULL, 0};
 
 static unsigned char garbage[sizeof(tlab_subject)] = {
     0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 0xf3, 0x9c, 0xc0, 0x60, 0x5c, 0xed, 0xc8, 0x34};

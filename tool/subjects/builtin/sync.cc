@@ -64,6 +64,7 @@ constexpr tlab_subject kSemaphore = {
     nullptr,
     &sem_acquire_for,
     &sem_release,
+    0,
 };
 
 }  // namespace

@@ -1,0 +1,102 @@
+// Callbacks that act (tool/runner/engine_subject_facility.h, "Callback scripts"):
+// the generic driver performs a timer's script inside the subject's fire. The
+// correct facility passes callback_chains with every kind of action performed;
+// each seeded re-entrancy bug fails with the oracle of its class; a chain re-armed
+// at 0 on a facility that fires within the pass ends in starvation, not a hang;
+// a subject that does not declare REENTRANT gets no scripts, and says so.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "subjects/subject_case.h"
+
+namespace tlab::tool {
+namespace {
+
+using namespace subject_case;
+
+// tests/subjects/scenarios/callback_chains.json: a subject-only scenario (tlab's
+// own engines refuse callback scripts), so not in the built-in suite.
+Scenario callback_chains() {
+  return load_path(std::string(TLAB_SOURCE_DIR) + "/tests/subjects/scenarios/callback_chains.json");
+}
+
+TEST(CallbackScripts, TheCorrectFacilityPassesWithEveryActionPerformed) {
+  const Ran ran = run_on(callback_chains(), TLAB_TEST_SUBJECT_CORRECT);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_TRUE(ran.r.violations.empty()) << summary(ran);
+  EXPECT_GT(counter(ran, "callback_rearms"), 100u) << summary(ran);
+  EXPECT_GT(counter(ran, "callback_cancels"), 100u) << summary(ran);
+  EXPECT_GT(counter(ran, "callback_self_cancels"), 100u) << summary(ran);
+  EXPECT_GT(counter(ran, "cancelled"), 0u) << summary(ran);
+}
+
+struct CallbackBug {
+  const char* variant;
+  const char* library;
+  const char* oracle;
+};
+class CallbackBugs : public ::testing::TestWithParam<CallbackBug> {};
+
+// Each bug shows on callback_chains with its oracle, named by a cookie.
+TEST_P(CallbackBugs, FailsWithItsOracle) {
+  const CallbackBug& b = GetParam();
+  const Ran ran = run_on(callback_chains(), b.library);
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kFail) << summary(ran);
+  ASSERT_GT(count_of(ran, b.oracle), 0u) << summary(ran);
+  EXPECT_NE(ran.r.violations.at(b.oracle).first_example.find("cookie"), std::string::npos)
+      << summary(ran);
+}
+INSTANTIATE_TEST_SUITE_P(
+    Variants, CallbackBugs,
+    ::testing::Values(CallbackBug{"same_pass", TLAB_TEST_SUBJECT_SAME_PASS, "same_pass_fire"},
+                      CallbackBug{"sibling_cancel", TLAB_TEST_SUBJECT_SIBLING_CANCEL,
+                                  "fired_after_cancel"},
+                      CallbackBug{"cancel_self", TLAB_TEST_SUBJECT_CANCEL_SELF, "wrong_result"}),
+    [](const auto& info) { return std::string(info.param.variant); });
+
+// A callback that always re-arms at 0, on a facility that fires what is due
+// within the pass: the chain would keep the first poll from ever returning. tlab
+// stops feeding it after TimerLedger::kDefaultStarvationAfter fires, and the case
+// ends with a starvation finding; the correct facility runs the same chains one
+// poll at a time.
+TEST(CallbackScripts, AChainReArmedAtZeroWithinThePassIsStarvationNotAHang) {
+  const char* kChain = R"({
+    "name": "rearm_at_zero",
+    "description": "one scheduler whose every callback re-arms at 0",
+    "engine": {"strategies": ["all"], "tick_us": 100, "clock": "virtual"},
+    "actors": [{"role": "scheduler", "count": 1, "delay_us": {"fixed": 100},
+                "callback_rearm_probability": 1.0, "callback_rearm_delay_us": {"fixed": 0}}],
+    "run": {"operations": 20, "budget_s": 20, "seed": 1}
+  })";
+  const Ran bad = run_on(load_text(kChain), TLAB_TEST_SUBJECT_SAME_PASS);
+  ASSERT_TRUE(bad.error.empty()) << bad.error;
+  EXPECT_EQ(bad.r.verdict, Verdict::kFail) << summary(bad);
+  ASSERT_GT(count_of(bad, "starvation"), 0u) << summary(bad);
+  EXPECT_NE(bad.r.violations.at("starvation").first_example.find("fired 1000 timers"),
+            std::string::npos)
+      << summary(bad);
+  // Through the runner (a forked case child, its watchdog): a verdict, well
+  // within the budget, and the child is gone (run_case reaps it).
+  const Scenario chain = load_text(kChain);
+  const CaseResult r = run_in_runner(chain, TLAB_TEST_SUBJECT_SAME_PASS, 60);
+  EXPECT_EQ(r.verdict, Verdict::kFail) << r.message;
+  EXPECT_GT(r.violations.count("starvation"), 0u) << r.message;
+  const Ran good = run_on(load_text(kChain), TLAB_TEST_SUBJECT_CORRECT);
+  EXPECT_EQ(good.r.verdict, Verdict::kPass) << summary(good);
+  EXPECT_GT(counter(good, "callback_rearms"), 0u) << summary(good);
+}
+
+// The self-driven facility does not declare REENTRANT: no script is performed,
+// the case passes, and its message says why.
+TEST(CallbackScripts, ASubjectWithoutReentrantGetsNoScriptsAndSaysSo) {
+  const Ran ran = run_on(callback_chains(), TLAB_TEST_SUBJECT_SELF);
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_EQ(counter(ran, "callback_rearms"), 0u);
+  EXPECT_NE(ran.r.message.find("TLAB_PROMISE_REENTRANT"), std::string::npos) << ran.r.message;
+}
+
+}  // namespace
+}  // namespace tlab::tool
