@@ -134,13 +134,15 @@ TEST(SubjectsTest, SchemaRolesAndReadmeStrategiesAreCovered) {
   }
 }
 
-// Every oracle's promise is made by at least one subject: no oracle is dead.
-TEST(SubjectsTest, EveryOraclePromiseIsMadeBySomeEngine) {
+// Every oracle's promise is made by at least one built-in subject (one of tlab's
+// engines, or a peer: next_pass is libuv's, not yet any engine's): no oracle is
+// dead.
+TEST(SubjectsTest, EveryOraclePromiseIsMadeBySomeBuiltInSubject) {
   for (const OracleInfo& o : kOracleInfo) {
     if (!o.promise) continue;
     bool made = false;
     for (const SubjectInfo& s : subjects())
-      made = made || (s.origin == SubjectOrigin::kEngine && s.promises.has(*o.promise));
+      made = made || (s.origin != SubjectOrigin::kStrategy && s.promises.has(*o.promise));
     EXPECT_TRUE(made) << o.name;
   }
 }

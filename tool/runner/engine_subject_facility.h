@@ -63,8 +63,9 @@
 // the call mutex (the poll holds it) and, inside a HOST subject's poll, are given
 // the poll's now. A re-arm inside poll n carries pass n, so a fire in that same
 // poll is same_pass_fire, and the starvation_after-th is starvation, after which
-// the poll gets no more re-arms. Scripts run only while the producers run, so the
-// drain ends. Counters: callback_rearms, callback_cancels, callback_self_cancels.
+// the poll gets no more re-arms. Scripts run only while the producers run (on
+// real threads, also until the schedulers' latest deadline, capped), so the drain
+// ends. Counters: callback_rearms, callback_cancels, callback_self_cancels.
 //
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62

@@ -149,6 +149,21 @@ void FacilityCase::run_threads() {
     (r.spec->role == Role::kCanceller ? cancellers : schedulers).emplace_back(body);
   }
   for (std::thread& t : schedulers) t.join();
+  if (scripts_) {
+    // On real threads the schedulers finish long before their timers are due:
+    // let the scripts run until the timers due by the latest deadline now (at
+    // most 1 s or a tenth of the budget ahead) have fired, then stop feeding
+    // before the drain. A starved poller makes this wait longer, not shorter;
+    // what the subject never fires ends it at the cap (the drain judges it).
+    const std::int64_t now = host_now();
+    const std::int64_t cap = std::min<std::int64_t>(
+        1'000'000'000, static_cast<std::int64_t>(ctx_.spec().budget_s * 1e8));
+    const std::int64_t until = std::min(ledger_.latest_deadline(now), sat_add(now, cap));
+    while ((host_now() < until || ledger_.any_due_by(until)) &&
+           waited_ns(now, host_now()) < 2 * cap && !ctx_.stopping()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
   feeding_.store(false, std::memory_order::relaxed);        // a flag (on_fired)
   producers_done_.store(true, std::memory_order::release);  // pairs with canceller_loop
   for (std::thread& t : cancellers) t.join();

@@ -178,7 +178,8 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"libuv",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kPendingCount,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | kPendingCount | Promise::kNextPass |
+         Promise::kReentrant,
      {},
      {},
      {},

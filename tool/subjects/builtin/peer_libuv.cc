@@ -23,6 +23,11 @@
 //     Observed: compare's lateness through this descriptor (polled in a busy loop,
 //     so uv_now is at most one poll stale), 266 of 1000 timers early, the
 //     earliest by 0.46 ms: the floor of the millisecond loop clock.
+//   reentrant: a timer callback may start and stop timers (the documented way to
+//     re-arm is uv_timer_start or uv_timer_again from the callback, timer.html).
+//   next_pass: uv_timer_start: "If timeout is zero, the callback fires on the next
+//     event loop iteration" (timer.html): a timer started from a callback never
+//     runs in the uv_run pass that started it.
 //   resolution_ns 1 ms: the loop clock and the timeouts are whole milliseconds, so
 //     a timer is due up to 1 ms after schedule's now + delay (the floor of the loop
 //     time plus the ceiling of the delay), and the lateness tlab allows is at
@@ -163,7 +168,7 @@ constexpr tlab_subject kDescriptor =
              "(uv_run NOWAIT polls)",
              TLAB_DRIVE_LOOP,
              TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL |
-                 TLAB_PROMISE_PENDING_COUNT,
+                 TLAB_PROMISE_PENDING_COUNT | TLAB_PROMISE_REENTRANT | TLAB_PROMISE_NEXT_PASS,
              {&create, &destroy, &schedule, &cancel, &poll, &pending},
              kResolutionNs);
 
