@@ -18,93 +18,12 @@
 
 #include <fmt/format.h>
 
+#include "timer_ledger_support.h"
+
 namespace tlab::tool {
 namespace {
 
-// Instants print as "t=<ns>", so a sentence shows which instant it names.
-class PlainFormat : public LedgerFormat {
- public:
-  std::string at(const LedgerInstant& i) const override { return fmt::format("t={}", i.t); }
-};
-
-// A ledger and the findings it reported, in order.
-class Ledger {
- public:
-  explicit Ledger(LedgerOrder order = LedgerOrder::kOverlapping,
-                  LedgerRules rules = LedgerRules::all(), std::size_t ring = 64,
-                  std::optional<std::int64_t> late_allowance = std::nullopt)
-      : ledger_(options(order, rules, ring, late_allowance)) {}
-
-  TimerLedger* operator->() { return &ledger_; }
-  TimerLedger& operator*() { return ledger_; }
-
-  // arm: schedule() of `cookie` at `at` with `delay`, returning handle cookie + 100.
-  void arm(std::uint64_t cookie, std::int64_t at, std::int64_t delay, bool fifo = false,
-           std::string_view owner = "scheduler#0") {
-    ledger_.schedule(cookie, LedgerSchedule{owner, LedgerInstant{at, 0}, delay, fifo, 0});
-    ledger_.armed(cookie, cookie + 100);
-  }
-  void fire(std::uint64_t cookie, std::int64_t now, std::uint64_t step = 0) {
-    ledger_.fired(cookie, LedgerInstant{now, step});
-  }
-  // begin / end: one cancel() call by `who` on the overlapping order's steps.
-  LedgerCancel begin(std::uint64_t cookie, std::int64_t t0, std::string_view who = "canceller#0") {
-    LedgerCancel c;
-    c.cookie = cookie;
-    c.handle = cookie + 100;
-    c.who = who;
-    c.begin = LedgerInstant{t0, ledger_.step()};
-    return c;
-  }
-  void end(LedgerCancel& c, std::int64_t t1, std::int32_t result) {
-    c.end = LedgerInstant{t1, ledger_.step()};
-    ledger_.cancelled(c, result);
-  }
-  // cancel: a whole call at once (sequential order: `step` is its line).
-  void cancel(std::uint64_t cookie, std::int64_t t, std::uint64_t step, std::int32_t result) {
-    LedgerCancel c;
-    c.cookie = cookie;
-    c.handle = cookie + 100;
-    c.begin = c.end = LedgerInstant{t, step};
-    ledger_.cancelled(c, result);
-  }
-
-  std::size_t count(Oracle o) const {
-    std::size_t n = 0;
-    for (const auto& f : found_) n += f.first == o ? 1 : 0;
-    return n;
-  }
-  std::string first(Oracle o) const {
-    for (const auto& f : found_) {
-      if (f.first == o) return f.second;
-    }
-    return "";
-  }
-  bool quiet() const { return found_.empty(); }
-  std::string all() const {
-    std::string out;
-    for (const auto& f : found_) out += fmt::format("{}: {}\n", name_of(f.first), f.second);
-    return out;
-  }
-  std::vector<std::int64_t> lateness;
-
- private:
-  TimerLedger::Options options(LedgerOrder order, LedgerRules rules, std::size_t ring,
-                               std::optional<std::int64_t> late_allowance) {
-    TimerLedger::Options o;
-    o.late_allowance = late_allowance;
-    o.rules = rules;
-    o.order = order;
-    o.ring = ring;
-    o.format = &format_;
-    o.sink = [this](Oracle oracle, const std::string& s) { found_.emplace_back(oracle, s); };
-    o.lateness = [this](std::int64_t late) { lateness.push_back(late); };
-    return o;
-  }
-  PlainFormat format_;
-  std::vector<std::pair<Oracle, std::string>> found_;
-  TimerLedger ledger_;
-};
+using namespace ledger_test;
 
 // ---- fires ----
 
@@ -139,84 +58,6 @@ TEST(TimerLedgerTest, HugeDelaySaturatesAndNeverFiresOnTime) {
   EXPECT_EQ(l->view(1)->deadline, INT64_MAX);
   l.fire(1, INT64_MAX - 1);
   EXPECT_EQ(l.count(Oracle::kEarlyFire), 1u) << l.all();
-}
-
-// ---- lateness (loop subjects: polls) ----
-
-// A ledger that judges lateness with an allowance of 100 ns.
-Ledger late_ledger() { return Ledger(LedgerOrder::kOverlapping, LedgerRules::all(), 64, 100); }
-void poll(Ledger& l, std::int64_t now) { l->poll_began(LedgerInstant{now, 0}); }
-
-// A poll at or past due + allowance that passed the timer over makes its fire in
-// a later poll late_fire, naming both instants.
-TEST(TimerLedgerTest, APollThatPassedATimerOverMakesItsFireLate) {
-  Ledger l = late_ledger();
-  l.arm(1, 1000, 500);
-  poll(l, 1550);
-  poll(l, 1600);  // due 1500 + 100: it must fire here
-  poll(l, 1700);
-  l.fire(1, 1700);
-  ASSERT_EQ(l.count(Oracle::kLateFire), 1u) << l.all();
-  EXPECT_EQ(l.first(Oracle::kLateFire),
-            "cookie 1 of scheduler#0: schedule(now, delay=500 ns) called at t=1000 (due at "
-            "t=1500) fired at t=1700, 200ns after its due time, but the poll at t=1600 had "
-            "already passed it over (a loop subject fires a timer no later than the first poll "
-            "at or after its due time + 100ns)");
-}
-
-// The first poll at or past due + allowance may fire it: quiet, as is any fire
-// when lateness is not judged (no allowance: a self-driven subject).
-TEST(TimerLedgerTest, AFireInTheFirstPollPastTheAllowanceIsNotLate) {
-  Ledger l = late_ledger();
-  l.arm(1, 1000, 500);
-  poll(l, 1550);
-  poll(l, 1650);
-  l.fire(1, 1650);
-  EXPECT_TRUE(l.quiet()) << l.all();
-  Ledger unjudged;
-  unjudged.arm(1, 1000, 500);
-  poll(unjudged, 1600);
-  poll(unjudged, 9000);
-  unjudged.fire(1, 9000);
-  EXPECT_TRUE(unjudged.quiet()) << unjudged.all();
-}
-
-// A poll that began before armed() was told may not have seen the timer.
-TEST(TimerLedgerTest, APollRacingTheScheduleCallDoesNotCount) {
-  Ledger l = late_ledger();
-  l->schedule(1, LedgerSchedule{"scheduler#0", LedgerInstant{1000, 0}, 500, false, 0});
-  poll(l, 2000);  // began while schedule() ran
-  l->armed(1, 101);
-  poll(l, 2100);
-  l.fire(1, 2100);
-  EXPECT_TRUE(l.quiet()) << l.all();
-}
-
-// A negative delay is due at the call, not in the past: late only once a poll at
-// or past the call + allowance passed it over.
-TEST(TimerLedgerTest, ANegativeDelayCountsItsLatenessFromTheCall) {
-  Ledger l = late_ledger();
-  l.arm(1, 1000, -5000);
-  poll(l, 1050);
-  poll(l, 1099);
-  l.fire(1, 1099);
-  EXPECT_TRUE(l.quiet()) << l.all();
-  l.arm(2, 2000, -5000);
-  poll(l, 2100);
-  poll(l, 2150);
-  l.fire(2, 2150);
-  EXPECT_EQ(l.count(Oracle::kLateFire), 1u) << l.all();
-}
-
-// late_from: a subject that reads its own clock is judged from the call's return.
-TEST(TimerLedgerTest, LatenessCountsFromTheInstantArmedWasGiven) {
-  Ledger l = late_ledger();
-  l->schedule(1, LedgerSchedule{"scheduler#0", LedgerInstant{1000, 0}, 500, false, 0});
-  l->armed(1, 101, 1300);  // returned at 1300: due by 1800, bound 1900
-  poll(l, 1850);
-  poll(l, 1900);
-  l.fire(1, 1900);
-  EXPECT_TRUE(l.quiet()) << l.all();
 }
 
 // A second fire of one cookie is double_resume, naming both fires.
