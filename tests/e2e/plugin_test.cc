@@ -59,6 +59,7 @@ TEST_F(PluginTest, BadDescriptorsAreExit2NamingLibraryAndField) {
       {"null_schedule", "schedule", "is NULL"},
       {"bad_promises", "promises", "PENDING_COUNT is promised but pending is NULL"},
       {"unknown_bits", "promises", "unknown bits 0x10000000000"},
+      {"no_periodic_fn", "schedule_periodic", "is NULL, but periodic names kinds it arms"},
       {"garbage", "abi_version", "this tlab speaks subject ABI version 1"},
       {"bad_name_ptr", "reading the descriptor", "the probe died"},
       {"entry_crash", "calling the entry point", "Segmentation fault"},

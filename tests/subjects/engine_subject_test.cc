@@ -256,15 +256,23 @@ TEST(SubjectAccepts, RefusesRolesThatNeedTlabsOwnEngine) {
   EXPECT_NE(why.find("Waiter"), std::string::npos) << why;
 }
 
-// Periodic timers are not in the ABI: refused at the mode.
-TEST(SubjectAccepts, RefusesPeriodicModes) {
-  std::string ptr;
-  const std::string why = accepts(
+// A periodic mode runs on a subject that has that kind of periodic timer, and is
+// refused at the mode, naming the kind, on one that lacks it.
+TEST(SubjectAccepts, PeriodicModesNeedTheSubjectsKind) {
+  const std::string actors =
       R"({"role": "scheduler", "count": 1, "delay_us": {"fixed": 1}, "mode": "fixed_rate",
-          "period_us": {"fixed": 10}}, {"role": "timer_thread", "count": 1})",
-      "steady", &ptr);
+          "period_us": {"fixed": 10}}, {"role": "timer_thread", "count": 1})";
+  std::string ptr;
+  EXPECT_EQ(accepts(actors, "steady", &ptr), "");
+  const Scenario sc =
+      load_text(R"({"name": "t", "description": "t", "engine": {"clock": "steady"}, "actors": [)" +
+                actors + R"(], "run": {"operations": 10, "budget_s": 1}})");
+  tlab_subject delay_only = correct_descriptor();
+  delay_only.periodic = TLAB_PERIODIC_FIXED_DELAY;
+  std::string why;
+  EXPECT_FALSE(runner::subject_accepts(sc, delay_only, why, ptr));
   EXPECT_EQ(ptr, "/actors/0/mode");
-  EXPECT_NE(why.find("one-shot"), std::string::npos) << why;
+  EXPECT_NE(why.find("TLAB_PERIODIC_FIXED_RATE"), std::string::npos) << why;
 }
 
 // A loop subject on the real clock with no timer_thread has nobody to poll it;

@@ -33,6 +33,11 @@
  *   | TLAB_TEST_BUG_EFAIL       | schedule returns TLAB_EFAIL after 200 schedules | error (verdict)     |
  *   | TLAB_TEST_BUG_CRASH       | segfaults in poll after 200 schedules           | crash (verdict)     |
  *   | TLAB_TEST_BUG_HANG        | poll spins forever after 200 schedules          | timeout (verdict)   |
+ *   | TLAB_TEST_BUG_PERIODIC_   | a fixed-rate series' next run is due a period   | late_fire           |
+ *   |   DRIFT                   | after the poll that ran it, not on the grid     |                     |
+ *   | TLAB_TEST_BUG_PERIODIC_   | a cancel from inside a series' own callback     | fired_after_cancel  |
+ *   |   STOP                    | says PREVENTED, but the re-arm after the        |                     |
+ *   |                           | callback overrides it: the series runs on       |                     |
  *   | TLAB_TEST_BUG_V1SIZE      | (not a bug) the correct facility with the first | none                |
  *   |                           | release's struct_size (TLAB_SUBJECT_V1_SIZE): a |                     |
  *   |                           | plugin built before resolution_ns existed       |                     |
@@ -46,6 +51,9 @@
  *   |                           | were already pending: a timer added to an idle  |                     |
  *   |                           | facility waits for the next schedule, for ever  |                     |
  *   |                           | if none comes (the lost wake at idle)           |                     |
+ *
+ * Periodic series of all three kinds (schedule_periodic): a series keeps its slot,
+ * re-armed after each run's callback unless stopped meanwhile.
  *
  * Cost: schedule and cancel O(pending) (array insert/erase), poll O(fired).
  */
@@ -69,8 +77,10 @@ int* volatile g_nowhere = NULL;
 /* After this many schedules the efail, crash and hang variants misbehave. */
 #define BUG_AFTER_OPS 200
 
-/* SLOT_READY: due, taken into a poll's ready list, not fired yet (cancelable). */
-enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_READY, SLOT_FIRED, SLOT_CANCELLED };
+/* SLOT_READY: due, taken into a poll's ready list, not fired yet (cancelable).
+ * SLOT_RUNNING: a periodic series in its run's callback (a cancel stops it; it is
+ * re-armed when the callback returns). */
+enum slot_state { SLOT_FREE, SLOT_PENDING, SLOT_READY, SLOT_FIRED, SLOT_CANCELLED, SLOT_RUNNING };
 
 /* One entry of a poll's ready list: the slot and the generation it had then, so
  * a slot freed and reused by a callback is not mistaken for the timer. */
@@ -85,6 +95,8 @@ typedef struct slot {
   int64_t deadline;
   uint64_t seq;
   uint64_t cookie;
+  int64_t period; /* > 0: a periodic series (schedule_periodic) */
+  uint32_t kind;  /* its TLAB_PERIODIC_* kind */
 } slot;
 
 typedef struct facility {
@@ -155,6 +167,18 @@ static void erase_sorted(facility* f, uint32_t index) {
   }
 }
 
+/* insert_sorted: queues slot `index` (its deadline and seq set) by (deadline, seq). */
+static tlab_status insert_sorted(facility* f, uint32_t index) {
+  if (f->npending == f->cap_sorted && !grow((void**)&f->sorted, &f->cap_sorted, sizeof(uint32_t)))
+    return TLAB_ENOMEM;
+  uint32_t at = f->npending;
+  while (at > 0 && before(f, index, f->sorted[at - 1])) --at;
+  memmove(&f->sorted[at + 1], &f->sorted[at], (f->npending - at) * sizeof f->sorted[0]);
+  f->sorted[at] = index;
+  ++f->npending;
+  return TLAB_OK;
+}
+
 static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64_t cookie,
                             uint64_t* handle) {
   facility* f = self;
@@ -188,6 +212,8 @@ static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64
   s->deadline = sat_add(now_ns, delay_ns);
   s->seq = ++f->seq;
   s->cookie = cookie;
+  s->period = 0;
+  s->kind = 0;
   *handle = (uint64_t)s->generation << 32 | index;
   ++f->schedules;
 #ifdef TLAB_TEST_BUG_LOST
@@ -197,14 +223,43 @@ static tlab_status schedule(void* self, int64_t now_ns, int64_t delay_ns, uint64
     return TLAB_OK;
   }
 #endif
-  if (f->npending == f->cap_sorted && !grow((void**)&f->sorted, &f->cap_sorted, sizeof(uint32_t)))
-    return TLAB_ENOMEM;
-  uint32_t at = f->npending;
-  while (at > 0 && before(f, index, f->sorted[at - 1])) --at;
-  memmove(&f->sorted[at + 1], &f->sorted[at], (f->npending - at) * sizeof f->sorted[0]);
-  f->sorted[at] = index;
-  ++f->npending;
+  return insert_sorted(f, index);
+}
+
+static tlab_status schedule_periodic(void* self, int64_t now_ns, int64_t delay_ns,
+                                     int64_t period_ns, uint32_t kind, uint64_t cookie,
+                                     uint64_t* handle) {
+  facility* f = self;
+  if (period_ns <= 0 || (kind & TLAB_PERIODIC_ALL) == 0 || (kind & (kind - 1)) != 0)
+    return TLAB_EINVAL;
+  const tlab_status st = schedule(f, now_ns, delay_ns, cookie, handle);
+  if (st != TLAB_OK) return st;
+  slot* s = &f->slots[(uint32_t)*handle];
+  s->period = period_ns;
+  s->kind = kind;
   return TLAB_OK;
+}
+
+/* next_run: the deadline of a series' next run, its run due at s->deadline having
+ * been taken by the poll at now_ns (subject.h, "Periodic timers"). */
+__attribute__((unused)) /* the same_pass variant's poll has no series */
+static int64_t next_run(const slot* s, int64_t now_ns) {
+#ifdef TLAB_TEST_BUG_PERIODIC_DRIFT
+  if (s->kind == TLAB_PERIODIC_FIXED_RATE) return sat_add(now_ns, s->period); /* BUG: drifts */
+#endif
+  switch (s->kind) {
+    case TLAB_PERIODIC_FIXED_DELAY:
+      return sat_add(now_ns, s->period);
+    case TLAB_PERIODIC_FIXED_RATE_SKIP: {
+      const int64_t next = sat_add(s->deadline, s->period);
+      if (next > now_ns || next == INT64_MAX) return next;
+      /* the first grid point after now: the missed ones are skipped */
+      const int64_t k = (now_ns - s->deadline) / s->period + 1;
+      return k > (INT64_MAX - s->deadline) / s->period ? INT64_MAX : s->deadline + k * s->period;
+    }
+    default: /* TLAB_PERIODIC_FIXED_RATE: every grid point; the poll catches up */
+      return sat_add(s->deadline, s->period);
+  }
 }
 
 static tlab_status cancel(void* self, uint64_t handle, int32_t* result) {
@@ -218,6 +273,14 @@ static tlab_status cancel(void* self, uint64_t handle, int32_t* result) {
   slot* s = &f->slots[index];
   if (s->state == SLOT_FIRED) {
     *result = TLAB_CANCEL_TOO_LATE;
+    return TLAB_OK;
+  }
+  if (s->state == SLOT_RUNNING) { /* a series stopped from inside its own run */
+#ifndef TLAB_TEST_BUG_PERIODIC_STOP
+    s->state = SLOT_CANCELLED; /* BUG variant: left RUNNING, so it is re-armed */
+    f->free_list[f->nfree++] = index;
+#endif
+    *result = TLAB_CANCEL_PREVENTED;
     return TLAB_OK;
   }
   if (s->state == SLOT_READY) { /* due in the running pass, not fired yet */
@@ -305,6 +368,27 @@ static tlab_status poll_timers(void* self, int64_t now_ns) {
       f->free_list[f->nfree++] = ready[i].index;
     }
 #else
+    if (s->period > 0) {
+      /* A run of a series: it stays this slot's; re-armed once its callback
+       * returns, unless the callback (or another) stopped it. A fixed-rate
+       * series runs the grid points it missed at once, back to back. */
+      for (;;) {
+        s->state = SLOT_RUNNING;
+        f->config.fired(f->config.host, cookie);
+        s = &f->slots[ready[i].index];
+        if (s->generation != ready[i].generation || s->state != SLOT_RUNNING) break;
+        s->deadline = next_run(s, now_ns);
+        if (s->kind == TLAB_PERIODIC_FIXED_RATE && s->deadline <= now_ns) continue;
+        s->seq = ++f->seq;
+        s->state = SLOT_PENDING;
+        if (insert_sorted(f, ready[i].index) != TLAB_OK) {
+          free(ready);
+          return TLAB_ENOMEM;
+        }
+        break;
+      }
+      continue;
+    }
     if (s->state == SLOT_READY) f->free_list[f->nfree++] = ready[i].index;
     s->state = SLOT_FIRED;
     f->config.fired(f->config.host, cookie);
@@ -402,6 +486,18 @@ static tlab_status self_schedule(void* self, int64_t now_ns, int64_t delay_ns, u
   return st;
 }
 
+static tlab_status self_schedule_periodic(void* self, int64_t now_ns, int64_t delay_ns,
+                                          int64_t period_ns, uint32_t kind, uint64_t cookie,
+                                          uint64_t* handle) {
+  facility* f = self;
+  (void)now_ns;
+  pthread_mutex_lock(&f->mu);
+  const tlab_status st =
+      schedule_periodic(f, monotonic_ns(), delay_ns, period_ns, kind, cookie, handle);
+  pthread_mutex_unlock(&f->mu);
+  return st;
+}
+
 static tlab_status self_cancel(void* self, uint64_t handle, int32_t* result) {
   facility* f = self;
   pthread_mutex_lock(&f->mu);
@@ -422,7 +518,9 @@ static tlab_status self_pending(void* self, uint64_t* count) {
 #define SUBJECT_CLOCK TLAB_CLOCK_MONOTONIC
 #define SUBJECT_PROMISES TLAB_PROMISE_THREAD_SAFE
 #define SUBJECT_CALLS self_create, self_destroy, self_schedule, self_cancel, NULL, self_pending
+#define SUBJECT_SCHEDULE_PERIODIC self_schedule_periodic
 #else
+#define SUBJECT_SCHEDULE_PERIODIC schedule_periodic
 #define SUBJECT_DRIVE TLAB_DRIVE_LOOP
 #define SUBJECT_CLOCK TLAB_CLOCK_HOST
 #define SUBJECT_PROMISES TLAB_PROMISE_VIRTUAL | TLAB_PROMISE_REENTRANT | TLAB_PROMISE_NEXT_PASS
@@ -455,6 +553,9 @@ static const tlab_subject kSubject = {
     NULL,
     NULL,
     0,
+    TLAB_PERIODIC_ALL,
+    0,
+    SUBJECT_SCHEDULE_PERIODIC,
 };
 
 __attribute__((visibility("default"))) const tlab_subject* tlab_subject_entry(

@@ -123,6 +123,9 @@ static const tlab_subject kSubject = {
     acquire_for,
     release,
     0,
+    0,
+    0,
+    NULL,
 };
 
 __attribute__((visibility("default"))) const tlab_subject* tlab_subject_entry(

@@ -146,6 +146,10 @@ TEST(AbiCompareErrorTest, FailingCallsStopEveryWorkloadWithTheSubjectsName) {
                             &idle_poll,
                             nullptr,
                             nullptr,
+                            nullptr,
+                            0,
+                            0,
+                            0,
                             nullptr};
   auto subject = make_abi_subject(broken, "broken");
   auto expect_error = [](auto&& f, const char* what) {

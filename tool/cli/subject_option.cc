@@ -3,8 +3,8 @@
 
 #include <ostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "runner/engine_subject.h"
 #include "subjects/exec/exec_subject.h"
@@ -47,6 +47,7 @@ tlab_subject shape_of(const SubjectFacts& f) {
   d.clock = f.clock;
   d.promises = f.promise_bits;
   d.max_delay_ns = f.max_delay_ns;
+  d.periodic = f.periodic;
   return d;
 }
 
@@ -63,8 +64,9 @@ std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
       continue;
     }
     if (named) {
-      errors.push_back({s.source, pointer.empty() ? "/" : pointer,
-                        fmt::format("subject {} cannot play this scenario: {}", subject.name, why)});
+      errors.push_back(
+          {s.source, pointer.empty() ? "/" : pointer,
+           fmt::format("subject {} cannot play this scenario: {}", subject.name, why)});
     } else {
       *env.err << fmt::format("tlab: not applicable to subject {}: {} ({})\n", subject.name, s.name,
                               why);

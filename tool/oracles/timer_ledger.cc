@@ -30,6 +30,39 @@ std::int64_t ledger_deadline(std::int64_t at, std::int64_t delay) {
   return r;
 }
 
+// grid_point: origin + k * period, saturated (the periodic grid; period > 0).
+std::int64_t grid_point(std::int64_t origin, std::uint64_t k, std::int64_t period) {
+  std::int64_t step = 0, r = 0;
+  if (k > static_cast<std::uint64_t>(INT64_MAX) ||
+      __builtin_mul_overflow(static_cast<std::int64_t>(k), period, &step) ||
+      __builtin_add_overflow(origin, step, &r)) {
+    return INT64_MAX;
+  }
+  return r;
+}
+
+// grid_after: the index of the first grid point strictly after t, at least `min`.
+std::uint64_t grid_after(std::int64_t origin, std::int64_t period, std::int64_t t,
+                         std::uint64_t min) {
+  if (t < origin) return min;
+  // t >= origin, so the difference is exact in uint64.
+  const std::uint64_t d = static_cast<std::uint64_t>(t) - static_cast<std::uint64_t>(origin);
+  return std::max(min, d / static_cast<std::uint64_t>(period) + 1);
+}
+
+std::string_view kind_name(std::uint32_t periodic) {
+  switch (periodic) {
+    case TLAB_PERIODIC_FIXED_RATE:
+      return "fixed-rate";
+    case TLAB_PERIODIC_FIXED_RATE_SKIP:
+      return "fixed-rate (skip)";
+    case TLAB_PERIODIC_FIXED_DELAY:
+      return "fixed-delay";
+    default:
+      return "periodic";
+  }
+}
+
 }  // namespace
 
 std::string LedgerFormat::duration(std::int64_t ns) const { return fmt_ns(ns); }
@@ -110,6 +143,13 @@ std::string TimerLedger::of(std::string_view owner) {
 
 std::string TimerLedger::too_late_sentence(std::uint64_t cookie, const Record& r,
                                            LedgerInstant now) const {
+  if (r.period > 0) {
+    return fmt::format(
+        "{}({}) of {} returned TOO_LATE at {}, but that periodic series ({}) had not been "
+        "stopped: it was still live at {} (a cancel of a live series stops it: PREVENTED)",
+        caller(r.too_late_by), f_.handle(cookie, r.handle), f_.timer(cookie), f_.at(r.too_late_at),
+        armed_as(r), f_.at(now));
+  }
   return fmt::format(
       "{}({}) of {} returned TOO_LATE at {}, but the timer (due {}) had not "
       "fired by {}",
@@ -131,10 +171,16 @@ void TimerLedger::schedule(std::uint64_t cookie, const LedgerSchedule& s) {
   r.fifo = s.fifo;
   r.mark = s.mark;
   r.pass = s.pass;
+  if (s.period > 0) {
+    r.period = s.period;
+    r.periodic = s.periodic;
+    r.grid0 = r.deadline;
+    r.fifo = false;  // FIFO ties are judged among one-shot timers
+  }
   r.at_index = live_ids_.size();
   live_ids_.push_back(cookie);
   max_cookie_ = std::max(max_cookie_, cookie);
-  if (s.fifo) ++fifo_[{s.owner, r.deadline}].unresolved;
+  if (r.fifo) ++fifo_[{s.owner, r.deadline}].unresolved;
 }
 
 void TimerLedger::armed(std::uint64_t cookie, std::uint64_t handle,
@@ -192,15 +238,90 @@ LedgerFired TimerLedger::fired(std::uint64_t cookie, LedgerInstant now, std::str
     settled_fire(cookie, now, context);
     return {};
   }
-  const Record& r = it->second;
+  Record& r = it->second;
+  if (r.period > 0 && r.running && judges(LedgerRule::kOverlappingRun)) {
+    report(LedgerRule::kOverlappingRun,
+           fmt::format("{}{}{}: run {} began at {} while run {} (at {}) was still in its "
+                       "callback (one run of a series at a time)",
+                       context, f_.timer(cookie), of(r.owner), r.run, f_.at(now),
+                       r.run == 0 ? 0 : r.run - 1, f_.at(r.run_at)));
+  }
   if (options_.lateness) options_.lateness(now.t - r.deadline);
   judge_fire(cookie, r, now, true, context);
   judge_late(cookie, r, now, context);
   const bool starving = judge_pass(cookie, r, now, context);
+  if (r.period > 0) {
+    ++runs_;
+    const LedgerFired out{true, r.mark, r.handle, r.has_handle, starving, true};
+    next_run(r, now);
+    return out;
+  }
   ++fired_;
   const LedgerFired out{true, r.mark, r.handle, r.has_handle, starving};
   settle(it, Outcome::kFired, now, {}, {});
   return out;
+}
+
+void TimerLedger::next_run(Record& r, LedgerInstant now) {
+  // S_k's lower bound (the table above): the run's due time, and the poll's now
+  // when the fire came inside a poll.
+  const std::int64_t started_by = polls_ > 0 ? std::max(r.deadline, poll_now_.t) : r.deadline;
+  std::int64_t early = 0, late = 0;
+  switch (r.periodic) {
+    case TLAB_PERIODIC_FIXED_RATE_SKIP: {
+      const std::uint64_t k = grid_after(r.grid0, r.period, started_by, r.run + 1);
+      early = grid_point(r.grid0, k, r.period);
+      late =
+          std::max(early, grid_point(r.grid0, grid_after(r.grid0, r.period, now.t, k), r.period));
+      r.run = k;
+      break;
+    }
+    case TLAB_PERIODIC_FIXED_DELAY:
+      early = ledger_deadline(started_by, r.period);
+      late = std::max(early, ledger_deadline(now.t, r.period));
+      ++r.run;
+      break;
+    default:  // FIXED_RATE: every grid point is a run
+      ++r.run;
+      early = grid_point(r.grid0, r.run, r.period);
+      late = std::max(early, now.t);
+      break;
+  }
+  r.deadline = early;
+  r.late_from = late;
+  r.pass = 0;
+  r.run_at = now;
+  r.running = true;
+  r.armed_step = options_.order == LedgerOrder::kOverlapping ? step_ : now.step;
+}
+
+void TimerLedger::run_ended(std::uint64_t cookie, LedgerInstant end) {
+  StdLock lk(mu_);
+  auto it = live_.find(cookie);
+  if (it == live_.end() || it->second.period == 0) return;
+  Record& r = it->second;
+  r.running = false;
+  // A fixed-delay subject may count the gap from the end of the callback.
+  if (r.periodic == TLAB_PERIODIC_FIXED_DELAY) {
+    r.late_from = std::max(r.late_from, ledger_deadline(end.t, r.period));
+  }
+}
+
+std::string TimerLedger::armed_as(const Facts& f) const {
+  if (f.period == 0) {
+    return fmt::format("schedule(now, delay={}) called at {}", f_.delay(f.delay),
+                       f_.at(f.scheduled));
+  }
+  if (f.run == 0) {
+    return fmt::format("schedule_periodic(now, delay={}, period={}, {}) called at {} (run 0)",
+                       f_.delay(f.delay), f_.duration(f.period), kind_name(f.periodic),
+                       f_.at(f.scheduled));
+  }
+  return fmt::format(
+      "run {} of the {} series (period {}) that schedule_periodic(now, delay={}) armed at {}, "
+      "after the run at {}",
+      f.run, kind_name(f.periodic), f_.duration(f.period), f_.delay(f.delay), f_.at(f.scheduled),
+      f_.at(f.run_at));
 }
 
 bool TimerLedger::judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now,
@@ -227,12 +348,10 @@ bool TimerLedger::judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant
 void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant now, bool first,
                              std::string_view context) {
   if (now.t < f.deadline && judges(LedgerRule::kEarly)) {
-    report(
-        LedgerRule::kEarly,
-        fmt::format("{}{}{}: schedule(now, delay={}) called at {} (due at {}) fired at {}, {} "
-                    "before its deadline",
-                    context, f_.timer(cookie), of(f.owner), f_.delay(f.delay), f_.at(f.scheduled),
-                    f_.time(f.deadline), f_.at(now), f_.duration(f.deadline - now.t)));
+    report(LedgerRule::kEarly,
+           fmt::format("{}{}{}: {} (due at {}) fired at {}, {} before its deadline", context,
+                       f_.timer(cookie), of(f.owner), armed_as(f), f_.time(f.deadline), f_.at(now),
+                       f_.duration(f.deadline - now.t)));
   }
   if (!f.fifo) return;
   // Judged at the earlier tie's fire: by then every later tie that fired first has
@@ -273,17 +392,18 @@ void TimerLedger::judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant
   // due time plus the allowance.
   const LedgerInstant& p = poll_before_;
   if (p.step == 0 || f.armed_step == UINT64_MAX || p.step <= f.armed_step) return;
-  const std::int64_t due = ledger_deadline(f.late_from, std::max<std::int64_t>(f.delay, 0));
+  // A periodic run's late_from is its due time already (next_run).
+  const std::int64_t due = f.period > 0 && f.run > 0
+                               ? f.late_from
+                               : ledger_deadline(f.late_from, std::max<std::int64_t>(f.delay, 0));
   const std::int64_t bound = ledger_deadline(due, *options_.late_allowance);
   if (due == INT64_MAX || p.t < bound) return;
   report(LedgerRule::kLate,
-         fmt::format("{}{}{}: schedule(now, delay={}) called at {} (due at {}) fired at {}, "
-                     "{} after its due time, but the poll at {} had already passed it over "
-                     "(a loop subject fires a timer no later than the first poll at or after "
-                     "its due time + {})",
-                     context, f_.timer(cookie), of(f.owner), f_.delay(f.delay), f_.at(f.scheduled),
-                     f_.time(due), f_.at(now), f_.duration(now.t - due), f_.at(p),
-                     f_.duration(*options_.late_allowance)));
+         fmt::format("{}{}{}: {} (due at {}) fired at {}, {} after its due time, but the poll "
+                     "at {} had already passed it over (a loop subject fires a timer no later "
+                     "than the first poll at or after its due time + {})",
+                     context, f_.timer(cookie), of(f.owner), armed_as(f), f_.time(due), f_.at(now),
+                     f_.duration(now.t - due), f_.at(p), f_.duration(*options_.late_allowance)));
 }
 
 void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context) {
@@ -319,8 +439,10 @@ void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::str
       if (options_.order == LedgerOrder::kSequential) {
         // No call overlaps a fire: it came after the PREVENTED call returned. It is
         // still a fire (early, FIFO), and the timer has fired from now on.
-        fire_vs_prevented(cookie, s->handle, now, FireWhen::kAfter, s->by, s->called_at, s->at,
-                          context, {});
+        fire_vs_prevented(
+            cookie, s->handle, now, FireWhen::kAfter, s->by, s->called_at, s->at, context,
+            s->period > 0 ? fmt::format(": a run of the stopped series ({})", armed_as(*s))
+                          : std::string());
         Settled& m = ring_[cookie % ring_.size()];
         judge_fire(cookie, m, now, false, context);
         m.how = Outcome::kFired;
@@ -336,7 +458,12 @@ void TimerLedger::settled_fire(std::uint64_t cookie, LedgerInstant now, std::str
                             : now.t < s->called_at.t                ? FireWhen::kBefore
                             : now.t <= s->at.t                      ? FireWhen::kDuring
                                                                     : FireWhen::kAfter;
-      fire_vs_prevented(cookie, s->handle, now, when, s->by, s->called_at, s->at, context, {});
+      // A run of a series that began before or during the call may finish.
+      if (s->period > 0 && when != FireWhen::kAfter) return;
+      fire_vs_prevented(cookie, s->handle, now, when, s->by, s->called_at, s->at, context,
+                        s->period > 0
+                            ? fmt::format(": a run of the stopped series ({})", armed_as(*s))
+                            : std::string());
       return;
     }
     case Outcome::kRefused:

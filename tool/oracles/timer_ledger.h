@@ -47,6 +47,8 @@
 //   | starvation            | starvation         | a first fire         | the running poll has fired starvation_after such  |
 //   |                       |                    |                      | timers (once per poll; LedgerFired::starving)     |
 //   | fired_twice           | double_resume      | a fire               | the timer had fired (or settled before the ring)  |
+//   | overlapping_run       | double_resume      | a periodic run       | the series' previous fired() had not returned     |
+//   |                       |                    |                      | (run_ended)                                       |
 //   | never_scheduled       | double_resume      | a fire               | no schedule() was given that cookie               |
 //   | after_destroy         | fired_after_cancel | a fire               | destroyed() had been told                         |
 //   | fired_after_prevented | fired_after_cancel | a fire, a PREVENTED  | it fired after the PREVENTED call had returned    |
@@ -74,6 +76,25 @@
 // schedule's now for a subject on tlab's clock; the call's return for one that
 // reads its own clock, which it read somewhere inside the call) plus the delay,
 // or that instant alone for a negative delay ("due now", not in the past).
+// Periodic series (LedgerSchedule::period > 0; subject.h, "Periodic timers"): a
+// series stays live under its cookie, and each fire is judged as the first fire
+// of a one-shot due at its run's time; then the record moves on to the next run:
+//   | kind            | next run: early before       | late from (rule late)              |
+//   |-----------------|------------------------------|------------------------------------|
+//   | FIXED_RATE      | the next grid point          | that, or the fire if it is past    |
+//   | FIXED_RATE_SKIP | the first grid point after   | the first grid point after the     |
+//   |                 | the run's start (S_k)        | fire's now                         |
+//   | FIXED_DELAY     | S_k + period                 | the fire's now + period, then      |
+//   |                 |                              | run_ended's instant + period       |
+// S_k, the instant a subject that reads its own clock may have started the run
+// at, is bounded below by the poll's now (the latest poll_began) and the run's own
+// due time; the fire's now is the client's reading, at or after it. A fire before
+// run_ended() of the previous run is overlapping_run. Runs are counted apart from
+// fires (LedgerCounts::runs): a series is one open timer until a cancel settles
+// it, so pending() counts it once. A fire that began before or while a PREVENTED
+// call for the series was in flight may finish (only a run that begins after it
+// is fired_after_prevented). A TOO_LATE for a live series is wrong (judged as
+// too_late_unfired): only a stopped series is too late to stop.
 // FIFO ties are judged among timers scheduled with LedgerSchedule::fifo, per owner
 // and deadline. To add a rule: an enumerator, one row of kLedgerRuleInfo (in enum
 // order, static_assert'ed), one row above, its sentence where its event is judged
@@ -156,6 +177,7 @@ enum class LedgerRule : std::uint8_t {
   kSamePass,
   kStarvation,
   kFiredTwice,
+  kOverlappingRun,
   kNeverScheduled,
   kAfterDestroy,
   kFiredAfterPrevented,
@@ -185,6 +207,7 @@ inline constexpr std::array<LedgerRuleInfo, kLedgerRuleCount> kLedgerRuleInfo{{
     {LedgerRule::kSamePass, "same_pass", Oracle::kSamePassFire},
     {LedgerRule::kStarvation, "starvation", Oracle::kStarvation},
     {LedgerRule::kFiredTwice, "fired_twice", Oracle::kDoubleResume},
+    {LedgerRule::kOverlappingRun, "overlapping_run", Oracle::kDoubleResume},
     {LedgerRule::kNeverScheduled, "never_scheduled", Oracle::kDoubleResume},
     {LedgerRule::kAfterDestroy, "after_destroy", Oracle::kFiredAfterCancel},
     {LedgerRule::kFiredAfterPrevented, "fired_after_prevented", Oracle::kFiredAfterCancel},
@@ -272,6 +295,10 @@ struct LedgerSchedule {
   // pass: the poll (poll_began's number) whose callback scheduled it; 0: not
   // scheduled from inside a poll's callback.
   std::uint64_t pass = 0;
+  // A periodic series (schedule_periodic): its period (> 0) and its kind (one
+  // TLAB_PERIODIC_* bit); period 0: a one-shot timer.
+  std::int64_t period = 0;
+  std::uint32_t periodic = 0;
 };
 
 // One cancel() call that returned TLAB_OK with a result.
@@ -296,6 +323,9 @@ struct LedgerFired {
   // callbacks of the same poll scheduled: the client must stop scheduling from
   // callbacks until the next poll (the starvation rule reported it).
   bool starving = false;
+  // periodic: a run of a series, which stays live: the client calls run_ended()
+  // once the fired() callback that reported it returns.
+  bool periodic = false;
 };
 
 // A live timer as the queries show it.
@@ -305,12 +335,14 @@ struct LedgerView {
   bool has_handle = false;  // armed() was told
   LedgerInstant scheduled;
   std::int64_t delay = 0;
-  std::int64_t deadline = 0;
+  std::int64_t deadline = 0;  // a periodic series: its next run's
+  std::int64_t period = 0;    // a periodic series' (0: one-shot)
 };
 
 struct LedgerCounts {
   std::uint64_t armed = 0, fired = 0, prevented = 0;  // armed(): schedules that returned OK
   std::uint64_t live = 0;  // scheduled, neither fired, prevented nor refused
+  std::uint64_t runs = 0;  // runs of periodic series (not in `fired`)
 };
 
 // What pending_window() saw before a pending() call.
@@ -385,6 +417,9 @@ class TimerLedger {
   // TimerLedger::fired: the subject fired `cookie` at `now` (overlapping: now.step
   // is taken here). `context` prefixes its findings (an exec line).
   LedgerFired fired(std::uint64_t cookie, LedgerInstant now, std::string_view context = {});
+  // TimerLedger::run_ended: the fired() callback of a periodic run (LedgerFired::
+  // periodic) returned at `end`. A no-op once the series is settled.
+  void run_ended(std::uint64_t cookie, LedgerInstant end);
   // TimerLedger::step: the next step (overlapping order): take one just after a
   // call begins and one just before it returns, for LedgerCancel::begin and end.
   std::uint64_t step();
@@ -464,10 +499,18 @@ class TimerLedger {
     std::uint64_t pass = 0;
     std::int64_t late_from = 0;             // armed(): see Lateness
     std::uint64_t armed_step = UINT64_MAX;  // the step count when armed() was told
+    // Periodic series: the period and kind; the run now awaited (0: the first),
+    // the first run's deadline (the grid's origin) and the previous run's fire.
+    std::int64_t period = 0;
+    std::uint32_t periodic = 0;
+    std::uint64_t run = 0;
+    std::int64_t grid0 = 0;
+    LedgerInstant run_at;
   };
   struct Record : Facts {
     bool too_late = false;      // a cancel said TOO_LATE while it had not fired
     bool unknown = false;       // a cancel said UNKNOWN: no claim
+    bool running = false;       // a periodic run's fired() has not returned (run_ended)
     LedgerInstant too_late_at;  // the earliest-returning such call's return
     std::string_view too_late_by;
     std::size_t at_index = 0;  // in live_ids_
@@ -504,6 +547,11 @@ class TimerLedger {
   // returns whether the poll is starving.
   bool judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context)
       TLAB_REQUIRES(mu_);
+  // next_run: a periodic series' record after run `r.run` fired at `now`.
+  void next_run(Record& r, LedgerInstant now) TLAB_REQUIRES(mu_);
+  // armed_as: how the timer was armed, for sentences: "schedule(now, delay=5 ns)
+  // called at t=1ms", or a periodic run's "run 3 of schedule_periodic(...) ...".
+  std::string armed_as(const Facts& f) const;
   // judge_late: rule late for a live timer's first fire.
   void judge_late(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context)
       TLAB_REQUIRES(mu_);
@@ -536,6 +584,7 @@ class TimerLedger {
   std::map<std::pair<std::string_view, std::int64_t>, FifoGroup> fifo_ TLAB_GUARDED_BY(mu_);
   std::uint64_t armed_ TLAB_GUARDED_BY(mu_) = 0;
   std::uint64_t fired_ TLAB_GUARDED_BY(mu_) = 0;
+  std::uint64_t runs_ TLAB_GUARDED_BY(mu_) = 0;  // periodic runs (not in fired_)
   std::uint64_t prevented_ TLAB_GUARDED_BY(mu_) = 0;
   std::uint64_t unknown_open_ TLAB_GUARDED_BY(mu_) = 0;  // live timers with an UNKNOWN cancel
   std::uint64_t disowned_ TLAB_GUARDED_BY(mu_) = 0;      // live timers that are doubtful

@@ -14,6 +14,11 @@ namespace tlab::tool {
 
 std::string TimerLedger::lost_sentence(std::uint64_t cookie, const Record& r, LedgerInstant now,
                                        std::string_view context, std::string_view until) const {
+  if (r.period > 0) {
+    return fmt::format("{}{}{}: {} returned {}; its run {} was due at {} and had not begun by {}{}",
+                       context, f_.timer(cookie), of(r.owner), armed_as(r),
+                       f_.handle(cookie, r.handle), r.run, f_.time(r.deadline), f_.at(now), until);
+  }
   return fmt::format(
       "{}{}{}: schedule(now, delay={}) at {} returned {}, due at {}; neither "
       "fired nor prevented by {}{}",
@@ -127,7 +132,7 @@ std::optional<LedgerView> TimerLedger::view(std::uint64_t cookie) {
   const auto it = live_.find(cookie);
   if (it == live_.end()) return std::nullopt;
   const Record& r = it->second;
-  return LedgerView{cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline};
+  return LedgerView{cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline, r.period};
 }
 
 bool TimerLedger::accepted(std::uint64_t cookie) {
@@ -142,13 +147,14 @@ std::vector<LedgerView> TimerLedger::timers(LedgerWhich which) {
   std::vector<LedgerView> out;
   for (const auto& [cookie, r] : live_) {
     if (which != LedgerWhich::kArmed || !doubtful(r)) {
-      out.push_back({cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline});
+      out.push_back({cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline, r.period});
     }
   }
   if (which == LedgerWhich::kAccepted) {
     for (const Settled& s : ring_) {
       if (s.how == Outcome::kFired || s.how == Outcome::kPrevented) {
-        out.push_back({s.cookie, s.handle, s.has_handle, s.scheduled, s.delay, s.deadline});
+        out.push_back(
+            {s.cookie, s.handle, s.has_handle, s.scheduled, s.delay, s.deadline, s.period});
       }
     }
   }
@@ -219,7 +225,7 @@ std::uint64_t TimerLedger::due_by(std::int64_t t, std::uint64_t except) {
 
 LedgerCounts TimerLedger::counts() {
   StdLock lk(mu_);
-  return {armed_, fired_, prevented_, live_.size()};
+  return {armed_, fired_, prevented_, live_.size(), runs_};
 }
 
 }  // namespace tlab::tool

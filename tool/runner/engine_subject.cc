@@ -5,9 +5,11 @@
 // What a scenario's roles mean on a subject (scenarios/README.md, "On a subject"):
 //   | role            | facility (TLAB_KIND_FACILITY)         | timed wait (TLAB_KIND_TIMED_WAIT) |
 //   |-----------------|---------------------------------------|-----------------------------------|
-//   | scheduler       | schedule() per operation (mode once), | refused                           |
-//   |                 | cancel_probability, stale cancels,    |                                   |
-//   |                 | re-arms (rearm_probability)           |                                   |
+//   | scheduler       | schedule() per operation (mode once;  | refused                           |
+//   |                 | a periodic mode: schedule_periodic,   |                                   |
+//   |                 | refused unless the subject has that   |                                   |
+//   |                 | kind), cancel_probability, stale      |                                   |
+//   |                 | cancels, re-arms (rearm_probability)  |                                   |
 //   | canceller       | cancel() of a random outstanding timer| refused                           |
 //   |                 | or a stale cancel (stale_probability) |                                   |
 //   | timer_thread    | the poll loop (count 1); a SELF       | nothing to poll: noted            |
@@ -51,7 +53,7 @@ std::string_view own_engine_of(Role r) {
 
 }  // namespace
 
-// Reads only kind, drive and promises of `s` (the CLI passes a shape without a
+// Reads only kind, drive, promises and periodic of `s` (the CLI passes a shape without a
 // name or functions: subject_option.h), so `why` never names the subject.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
                      std::string& pointer, const SubjectExtras& extras) {
@@ -61,8 +63,8 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
     return false;
   };
   const bool facility = s.kind == TLAB_KIND_FACILITY;
-  const std::string_view kind = facility ? "a timer facility (schedule/cancel/poll)"
-                                         : "a timed wait (acquire_for/release)";
+  const std::string_view kind =
+      facility ? "a timer facility (schedule/cancel/poll)" : "a timed wait (acquire_for/release)";
   if (sc.engine.max_pending > 0) {
     return refuse("/engine/max_pending",
                   "engine.max_pending caps tlab's own TimerService; the subject ABI has no "
@@ -84,19 +86,22 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
                                     name_of(a.role), kind));
         }
         if (a.role == Role::kScheduler) {
-          if (a.mode != ScheduleMode::kOnce) {
+          const std::uint32_t periodic = periodic_kind_of(a.mode);
+          if (periodic != 0 && (s.periodic & periodic) == 0) {
             return refuse(at + "/mode",
-                          std::string("a periodic mode: the subject ABI's schedule() is "
-                                      "one-shot, so a subject cannot run periodic timers (use "
-                                      "mode once)"));
+                          fmt::format("mode {}: this subject has no such periodic timers "
+                                      "(its descriptor's periodic field lacks {}; subject.h, "
+                                      "\"Periodic timers\")",
+                                      mode_name(a.mode), periodic_kind_name(periodic)));
           }
           ++schedulers;
         }
         if (a.role == Role::kTimerThread) {
           if (a.count != 1) {
-            return refuse(at + "/count",
-                          fmt::format("a subject has one loop: timer_thread count must be 1, not {}",
-                                      a.count));
+            return refuse(
+                at + "/count",
+                fmt::format("a subject has one loop: timer_thread count must be 1, not {}",
+                            a.count));
           }
           ++pollers;
         }

@@ -9,6 +9,8 @@
 //   |               | subject promises TLAB_PROMISE_THREAD_SAFE                 | serialised     |
 //   | monotonic_ns  | CLOCK_MONOTONIC, what MONOTONIC subjects read themselves  | one vDSO call  |
 //   | status_name   | "TLAB_EFAIL", or "status 17 (not a tlab_status)"          | none           |
+//   | periodic_kind_| a scenario's periodic mode as the ABI's TLAB_PERIODIC_*   | none           |
+//   | of, _name     | bit (0: mode once), and that bit's name                   |                |
 //
 // Ground rules: an AbiCalls lives as long as the subject instance it guards; any
 // thread may call it. The call mutex is taken before the driver's record lock (its
@@ -21,11 +23,13 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "runner/case_context.h"
 #include "runner/subject_extras.h"
+#include "scenario/scenario.h"
 #include "tlab/subject.h"
 
 namespace tlab::tool::runner {
@@ -46,6 +50,33 @@ inline std::int64_t sat_add(std::int64_t a, std::int64_t b) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
   return r;
+}
+
+inline std::uint32_t periodic_kind_of(ScheduleMode m) {
+  switch (m) {
+    case ScheduleMode::kFixedRate:
+      return TLAB_PERIODIC_FIXED_RATE;
+    case ScheduleMode::kFixedRateSkip:
+      return TLAB_PERIODIC_FIXED_RATE_SKIP;
+    case ScheduleMode::kFixedDelay:
+      return TLAB_PERIODIC_FIXED_DELAY;
+    case ScheduleMode::kOnce:
+      break;
+  }
+  return 0;
+}
+
+inline std::string_view periodic_kind_name(std::uint32_t kind) {
+  switch (kind) {
+    case TLAB_PERIODIC_FIXED_RATE:
+      return "TLAB_PERIODIC_FIXED_RATE";
+    case TLAB_PERIODIC_FIXED_RATE_SKIP:
+      return "TLAB_PERIODIC_FIXED_RATE_SKIP";
+    case TLAB_PERIODIC_FIXED_DELAY:
+      return "TLAB_PERIODIC_FIXED_DELAY";
+    default:
+      return "no periodic kind";
+  }
 }
 
 inline std::string status_name(std::int32_t st) {

@@ -52,14 +52,22 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
                                ? poll_now_.load(std::memory_order::relaxed)
                                : monotonic_ns();
   const LedgerFired f = ledger_.fired(cookie, LedgerInstant{now, 0});
-  if (!scripts_ || !f.first || (f.mark & kScriptActions) == 0) return;
   // relaxed: a flag; a script performed just after the producers finished is
   // one more judged call, not a race.
-  if (!feeding_.load(std::memory_order::relaxed) || ctx_.stopping()) return;
-  const FacilityCase* outer = t_inside;
-  t_inside = this;
-  perform_script(cookie, f, now);
-  t_inside = outer;
+  if (scripts_ && f.first && (f.mark & kScriptActions) != 0 &&
+      feeding_.load(std::memory_order::relaxed) && !ctx_.stopping()) {
+    const FacilityCase* outer = t_inside;
+    t_inside = this;
+    perform_script(cookie, f, now);
+    t_inside = outer;
+  }
+  if (f.periodic) {
+    // The run's callback returns now (on the clock `now` was read on).
+    const std::int64_t end = virtual_ || (loop_ && host_clock_)
+                                 ? poll_now_.load(std::memory_order::relaxed)
+                                 : monotonic_ns();
+    ledger_.run_ended(cookie, LedgerInstant{end, 0});
+  }
 }
 
 std::uint32_t FacilityCase::draw_script(const ActorRun& r, std::mt19937_64& rng) const {
@@ -101,9 +109,12 @@ void FacilityCase::perform_script(std::uint64_t cookie, const LedgerFired& f, st
     LedgerCancel c;
     c.cookie = cookie;
     c.handle = f.handle;
-    c.why =
-        "; a cancel from the timer's own callback (it is firing: it must answer TOO_LATE or "
-        "UNKNOWN)";
+    // A series stopped from its own callback answers PREVENTED (subject.h).
+    if (!f.periodic) {
+      c.why =
+          "; a cancel from the timer's own callback (it is firing: it must answer TOO_LATE or "
+          "UNKNOWN)";
+    }
     ctx_.add("callback_self_cancels");
     call_cancel(c, *callback_.st, *callback_.log);
   }
@@ -136,8 +147,15 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
   if (r.held_cookie != 0 && std::bernoulli_distribution(r.spec->rearm_probability)(rng)) {
     rearm_held(r, rng);
   }
+  // A periodic mode (the subject has that kind: subject_accepts) arms a series.
+  const std::int64_t period = r.spec->mode != ScheduleMode::kOnce && r.spec->period_us
+                                  ? std::max<std::int64_t>(1, r.spec->period_us->sample(rng) * 1000)
+                                  : 0;
   std::uint64_t cookie = 0, handle = 0;
-  if (!schedule_timer(r, delay, align, cookie, handle, draw_script(r, rng))) return false;
+  if (!schedule_timer(r, delay, align && period == 0, cookie, handle, draw_script(r, rng), 0,
+                      period)) {
+    return false;
+  }
   const double p = r.spec->cancel_probability;
   const bool cancel = p > 0 && std::bernoulli_distribution(p)(rng);
   if (cancel) {
@@ -154,7 +172,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
 
 bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
                                   std::uint64_t& cookie, std::uint64_t& handle, std::uint32_t mark,
-                                  std::uint64_t pass) {
+                                  std::uint64_t pass, std::int64_t period) {
   const tlab_subject& d = calls_.d();
   const bool fail = r.spec != nullptr && r.spec->role == Role::kThrower;
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
@@ -178,11 +196,13 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
         }
       }
     }
-    ledger_.schedule(cookie,
-                     LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark, pass});
+    const std::uint32_t kind = period > 0 ? periodic_kind_of(r.spec->mode) : 0;
+    ledger_.schedule(cookie, LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark,
+                                            pass, period, kind});
     c0 = steady_ns();
-    st = fail ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
-              : d.schedule(calls_.self, t, used, cookie, &h);
+    st = period > 0 ? d.schedule_periodic(calls_.self, t, used, period, kind, cookie, &h)
+         : fail     ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
+                    : d.schedule(calls_.self, t, used, cookie, &h);
     c1 = steady_ns();
     // A subject reading its own clock read it somewhere in the call: its
     // lateness counts from the call's return (subject.h, "Lateness").
@@ -196,13 +216,19 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   }
   if (st == TLAB_OK) {
     r.log->sample(Latency::kScheduleCost, c1 - c0);
-    ctx_.add(fail ? "thrower_tasks" : "scheduled");
+    ctx_.add(fail ? "thrower_tasks" : period > 0 ? "scheduled_periodic" : "scheduled");
     handle = h;
     ledger_.armed(cookie, h, host_clock_ ? t : returned);
     return true;
   }
-  const std::string call = fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}",
-                                       r.st->name, used, cookie, at(t));
+  const std::string call =
+      period > 0 ? fmt::format(
+                       "{}: schedule_periodic(now, delay={} ns, period={} ns, {}, "
+                       "cookie={}) at {}",
+                       r.st->name, used, period, periodic_kind_name(periodic_kind_of(r.spec->mode)),
+                       cookie, at(t))
+                 : fmt::format("{}: schedule(now, delay={} ns, cookie={}) at {}", r.st->name, used,
+                               cookie, at(t));
   const bool excused = excused_by_failure(cookie);
   ledger_.refused(cookie, LedgerInstant{t, 0});
   if (st == TLAB_EINVAL && (used < 0 || used > max_delay_)) {

@@ -7,7 +7,10 @@
 // How the roles become ABI calls:
 //   | role         | calls                                                              |
 //   |--------------|--------------------------------------------------------------------|
-//   | scheduler    | schedule(now, delay, cookie) per operation (mode once); on a HOST  |
+//   | scheduler    | schedule(now, delay, cookie) per operation (mode once; a periodic  |
+//   |              | mode: schedule_periodic(now, delay, period, kind, cookie), never   |
+//   |              | aligned; each run's fired() is followed by the ledger's run_ended, |
+//   |              | and destroy() drops the series still live at the end); on a HOST  |
 //   |              | subject every other timer's delay is stretched so its deadline     |
 //   |              | lands on a tick (as the service engine's schedule_at), so one      |
 //   |              | scheduler's timers tie; then cancel(handle) with cancel_probability|
@@ -196,9 +199,10 @@ class FacilityCase {
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   // schedule_timer: true when schedule() returned TLAB_OK, with `handle` its handle.
   // `mark` and `pass` go to the ledger (callback scripts); inside a callback the
-  // call skips the call mutex.
+  // call skips the call mutex. `period` > 0: schedule_periodic() of r's mode.
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie,
-                      std::uint64_t& handle, std::uint32_t mark = 0, std::uint64_t pass = 0);
+                      std::uint64_t& handle, std::uint32_t mark = 0, std::uint64_t pass = 0,
+                      std::int64_t period = 0);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
   // rearm_held: cancel r's held timer and, on PREVENTED or TOO_LATE, schedule and
   // hold a replacement; otherwise hold none.

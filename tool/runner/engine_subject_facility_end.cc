@@ -242,6 +242,7 @@ void FacilityCase::drain_and_check() {
   ctx_.set_counter("fired", n.fired);
   ctx_.set_counter("cancelled", n.prevented);
   ctx_.set_counter("pending", n.live);
+  if (n.runs > 0) ctx_.set_counter("periodic_runs", n.runs);
   check_conservation("after the drain");
 }
 

@@ -155,6 +155,20 @@ std::optional<Role> role_from_name(std::string_view name);
 // periodic kinds); fixed_rate_skip is MissedTick::kSkip (tokio's Skip).
 enum class ScheduleMode : std::uint8_t { kOnce, kFixedDelay, kFixedRate, kFixedRateSkip };
 
+constexpr std::string_view mode_name(ScheduleMode m) {
+  switch (m) {
+    case ScheduleMode::kFixedDelay:
+      return "fixed_delay";
+    case ScheduleMode::kFixedRate:
+      return "fixed_rate";
+    case ScheduleMode::kFixedRateSkip:
+      return "fixed_rate_skip";
+    case ScheduleMode::kOnce:
+      break;
+  }
+  return "once";
+}
+
 struct Actor {
   Role role = Role::kWaiter;
   int count = 1;

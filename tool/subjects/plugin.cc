@@ -114,6 +114,22 @@ bool check_descriptor(const tlab_subject& d, std::string& field, std::string& wh
     return bad("resolution_ns",
                fmt::format("is {}; must be 0 to 1000000000 (1 s)", d.resolution_ns));
   }
+  if (d.struct_size >= offsetof(tlab_subject, schedule_periodic) + sizeof d.schedule_periodic) {
+    if (d.reserved2 != 0) return bad("reserved2", "must be 0");
+    if ((d.periodic & ~TLAB_PERIODIC_ALL) != 0) {
+      return bad("periodic",
+                 fmt::format("has unknown bits 0x{:x}", d.periodic & ~TLAB_PERIODIC_ALL));
+    }
+    if (d.periodic != 0 && d.kind != TLAB_KIND_FACILITY) {
+      return bad("periodic",
+                 "is set, but only a facility (TLAB_KIND_FACILITY) has periodic timers");
+    }
+    if ((d.periodic != 0) != (d.schedule_periodic != nullptr)) {
+      return bad("schedule_periodic", d.periodic != 0
+                                          ? "is NULL, but periodic names kinds it arms"
+                                          : "is set, but periodic is 0 (name the kinds it arms)");
+    }
+  }
   if (d.clock != TLAB_CLOCK_HOST && d.clock != TLAB_CLOCK_MONOTONIC) {
     return bad(
         "clock",
@@ -331,6 +347,7 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
     f.promises = promises_of_abi(d->promises);
     f.max_delay_ns = d->max_delay_ns;
     f.has_pending = d->pending != nullptr;
+    f.periodic = d->periodic;
     return f;
   }
   const ForkResult child = fork_call(
@@ -348,7 +365,8 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
                {"clock", d->clock},
                {"promises", d->promises},
                {"max_delay_ns", d->max_delay_ns},
-               {"has_pending", d->pending != nullptr}};
+               {"has_pending", d->pending != nullptr},
+               {"periodic", d->periodic}};
         }
         write_fd(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       },
@@ -402,6 +420,7 @@ std::optional<SubjectFacts> probe_subject(const std::string& spec, std::string& 
   f.promises = promises_of_abi(f.promise_bits);
   f.max_delay_ns = j.at("max_delay_ns").get<std::int64_t>();
   f.has_pending = j.at("has_pending").get<bool>();
+  f.periodic = j.at("periodic").get<std::uint32_t>();
   return f;
 }
 

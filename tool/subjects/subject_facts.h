@@ -25,6 +25,7 @@ struct SubjectFacts {
   PromiseSet promises;  // promise_bits in the oracles' terms
   std::int64_t max_delay_ns = 0;
   bool has_pending = false;
+  std::uint32_t periodic = 0;  // TLAB_PERIODIC_* kinds schedule_periodic arms
   // An exec subject (subjects/exec/exec_subject.h): the command after "exec:",
   // the runtime's version from its hello, and whether it can fail a callback
   // (the thrower role). `promises` may then hold contains_errors, which has no

@@ -49,6 +49,36 @@
  * timer, one due at INT64_MAX included, is due. A SELF subject's lateness is
  * measured, not judged: tlab does not see its polls.
  *
+ * Periodic timers (optional: `periodic` names the kinds schedule_periodic arms).
+ * schedule_periodic(self, now_ns, delay_ns, period_ns, kind, cookie, &handle) arms
+ * a series: its first run is due at now_ns + delay_ns (as schedule()), and every run
+ * calls fired(host, cookie) with the same cookie until a cancel(handle) stops it.
+ * period_ns > 0; a kind not in `periodic` is TLAB_EINVAL. Where run k+1 is due
+ * (run k was due at D_k; S_k is the now of its poll, or its start on the
+ * subject's clock; E_k when its callback returned):
+ *
+ *   | kind                    | run k+1 is due at                   | like                |
+ *   |-------------------------|-------------------------------------|---------------------|
+ *   | TLAB_PERIODIC_FIXED_RATE| D_0 + (k+1) * period: on the grid;  | Java fixed rate,    |
+ *   |                         | missed runs are caught up, back to  | tokio Burst         |
+ *   |                         | back (a LOOP subject: in that poll) |                     |
+ *   | ..._FIXED_RATE_SKIP     | the first grid point after S_k:     | Go Ticker, tokio    |
+ *   |                         | missed grid points are skipped      | Skip                |
+ *   | ..._FIXED_DELAY         | at or after S_k + period, and no    | Java fixed delay,   |
+ *   |                         | later than E_k + period             | libuv repeat        |
+ *
+ * Each run is judged as a one-shot timer due then: never early (NEVER_EARLY), not
+ * late by the lateness bound below, nor lost at the end (DELIVERY: a fixed-rate
+ * series that falls ever further behind its grid is lost at the drain); one run at
+ * a time (EXACTLY_ONCE: a fired() for the series while its previous fired() has not
+ * returned is a second run in flight). cancel(handle) of a live series answers
+ * PREVENTED (it stopped the runs not yet begun; from inside the series' own
+ * callback too) and TOO_LATE only if the series was already stopped; once it has
+ * returned PREVENTED no run begins (ACCURATE_CANCEL: a later fire is
+ * fired_after_cancel; a run already begun may finish). destroy() drops live
+ * series. A series counts as one pending timer until stopped. A script (below)
+ * runs in every run's callback.
+ *
  * Promises (TLAB_PROMISE_*), judged by the oracles named in docs/your-own-timer.md;
  * a promise not made is measured and reported but never fails a case:
  *
@@ -171,6 +201,12 @@ typedef enum tlab_cancel_result {
 #define TLAB_PROMISE_NEXT_PASS (UINT64_C(1) << 11)
 #define TLAB_PROMISE_ALL (UINT64_C(0xfff))
 
+/* Kinds of periodic timers (bits of tlab_subject.periodic). */
+#define TLAB_PERIODIC_FIXED_RATE (UINT32_C(1) << 0)
+#define TLAB_PERIODIC_FIXED_RATE_SKIP (UINT32_C(1) << 1)
+#define TLAB_PERIODIC_FIXED_DELAY (UINT32_C(1) << 2)
+#define TLAB_PERIODIC_ALL (UINT32_C(0x7))
+
 /* What tlab passes to create(). */
 typedef struct tlab_subject_config {
   uint32_t struct_size; /* sizeof(tlab_subject_config) of the host */
@@ -217,6 +253,13 @@ typedef struct tlab_subject {
                             counts in milliseconds: 1000000); a LOOP subject may fire up
                             to max(tick_ns, resolution_ns) after its due time (above);
                             0: as fine as tick_ns. At most 1 s. */
+  uint32_t periodic;  /* TLAB_PERIODIC_* bits: the kinds schedule_periodic arms; 0: none */
+  uint32_t reserved2; /* 0 */
+  /* Arms a periodic series of kind `kind` (one bit of `periodic`): "Periodic
+   * timers" above. NULL when periodic is 0. A facility only. */
+  tlab_status (*schedule_periodic)(void* self, int64_t now_ns, int64_t delay_ns,
+                                   int64_t period_ns, uint32_t kind, uint64_t cookie,
+                                   uint64_t* handle);
 } tlab_subject;
 
 /* sizeof(tlab_subject) in the first release of ABI version 1 (up to `release`). */

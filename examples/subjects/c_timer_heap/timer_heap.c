@@ -245,6 +245,9 @@ static const tlab_subject kDescriptor = {
     NULL, /* acquire_for: a facility */
     NULL, /* release */
     0,    /* resolution_ns: deadlines as fine as the tick */
+    0,    /* periodic: no periodic timers */
+    0,    /* reserved2 */
+    NULL, /* schedule_periodic */
 };
 
 TIMER_HEAP_EXPORT const tlab_subject* tlab_subject_entry(uint32_t host_abi_version) {

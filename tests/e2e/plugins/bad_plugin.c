@@ -12,6 +12,7 @@
  *   | null_schedule  | a facility without schedule                           |
  *   | bad_promises   | PENDING_COUNT promised, pending NULL                  |
  *   | unknown_bits   | a promise bit this ABI does not define                |
+ *   | no_periodic_fn | periodic kinds named, schedule_periodic NULL          |
  *   | garbage        | the entry returns a pointer to random bytes           |
  *   | bad_name_ptr   | a name pointer into unmapped memory (probe crashes)   |
  *   | entry_crash    | the entry dereferences NULL                           |
@@ -51,7 +52,8 @@ static tlab_status poll_(void* self, int64_t now) {
 static tlab_subject descriptor = {
     TLAB_SUBJECT_ABI_VERSION, sizeof(tlab_subject), "bad_plugin", "a plugin that is wrong",
     TLAB_KIND_FACILITY, TLAB_DRIVE_LOOP, TLAB_CLOCK_HOST, 0,
-    TLAB_PROMISE_DELIVERY, 0, create, destroy, schedule, cancel, poll_, NULL, NULL, NULL, 0};
+    TLAB_PROMISE_DELIVERY, 0, create, destroy, schedule, cancel, poll_, NULL, NULL, NULL, 0, 0, 0,
+    NULL};
 
 static unsigned char garbage[sizeof(tlab_subject)] = {
     0x9e, 0x37, 0x79, 0xb9, 0x7f, 0x4a, 0x7c, 0x15, 0xf3, 0x9c, 0xc0, 0x60, 0x5c, 0xed, 0xc8, 0x34};
@@ -80,6 +82,8 @@ const tlab_subject* tlab_subject_entry(uint32_t v) {
   descriptor.promises |= TLAB_PROMISE_PENDING_COUNT;
 #elif defined(BAD_UNKNOWN_BITS)
   descriptor.promises |= UINT64_C(1) << 40;
+#elif defined(BAD_NO_PERIODIC_FN)
+  descriptor.periodic = TLAB_PERIODIC_FIXED_RATE;
 #elif defined(BAD_GARBAGE)
   return (const tlab_subject*)garbage;
 #elif defined(BAD_BAD_NAME_PTR)

@@ -153,7 +153,10 @@ constexpr tlab_subject facility(const char* name, const char* summary, std::uint
                       c.pending,
                       nullptr,
                       nullptr,
-                      resolution_ns};
+                      resolution_ns,
+                      0,
+                      0,
+                      nullptr};
 }
 
 // SelfDriven: a self-driven facility's descriptor (facility(), TLAB_DRIVE_SELF) and

@@ -65,6 +65,9 @@ constexpr tlab_subject kSemaphore = {
     &sem_acquire_for,
     &sem_release,
     0,
+    0,
+    0,
+    nullptr,
 };
 
 }  // namespace
