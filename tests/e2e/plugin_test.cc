@@ -180,6 +180,36 @@ TEST_F(PluginTest, BuiltinSelfDrivenFacilitiesPassTheirScenarios) {
   }
 }
 
+// The property layer's failed case says in its JSON which promise the shrunk
+// counterexample breaks (a field, not only the transcript's text), and the
+// command that replays it; a passing one has no such field.
+TEST_F(PluginTest, PropertyCaseNamesTheBrokenPromise) {
+  const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
+  const fs::path report = scratch_ / "r.json";
+  CliResult res = tlab({"check", scenario, "--subject", TLAB_LATE_SUBJECT, "--report",
+                        report.string()});
+  EXPECT_EQ(res.code, 1) << res.out << res.err;
+  auto property_of = [&](const fs::path& p) {
+    const auto doc = nlohmann::json::parse(tlab::testing::slurp(p));
+    for (const auto& c : doc["cases"]) {
+      if (c["scenario"] == "properties") return c;
+    }
+    return nlohmann::json();
+  };
+  const auto bad = property_of(report);
+  ASSERT_TRUE(bad.is_object()) << res.out;
+  EXPECT_EQ(bad["verdict"], "fail");
+  EXPECT_EQ(bad["property"]["broken"], "delivery") << bad.dump();
+  EXPECT_NE(bad["property"]["command"].get<std::string>().find("--property-seed 1"),
+            std::string::npos);
+  res = tlab({"check", scenario, "--subject", TLAB_GOOD_SUBJECT, "--report", report.string()});
+  EXPECT_EQ(res.code, 0) << res.out << res.err;
+  const auto good = property_of(report);
+  ASSERT_TRUE(good.is_object()) << res.out;
+  EXPECT_FALSE(good["property"].contains("broken")) << good.dump();
+  EXPECT_EQ(good["counters"]["sequences"], 20000) << good.dump();
+}
+
 // compare measures a plugin one child per cell: a good plugin gets its rows; one
 // that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
 // and the other subjects' rows are still measured.

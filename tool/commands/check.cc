@@ -48,7 +48,7 @@ struct CheckOptions {
   bool with_models = false;
   std::string subject;
   std::uint64_t property_seed = 1;
-  int property_tests = 100;
+  int property_tests = kDefaultPropertyTests;
   std::uint32_t repeat = 1;
   std::uint32_t search_rounds = kDefaultSearchRounds;
   SimOptions sim;
@@ -73,8 +73,9 @@ class CheckCommand final : public Command {
         ->check(CLI::Range(std::uint64_t{0}, (std::uint64_t{1} << 53) - 1))
         ->needs("--subject");
     sub.add_option("--property-tests", o_.property_tests,
-                   "with --subject: random ABI call sequences the property layer tries "
-                   "(default 100)")
+                   fmt::format("with --subject: random ABI call sequences the property layer "
+                               "tries (default {})",
+                               kDefaultPropertyTests))
         ->type_name("N")
         ->check(CLI::Range(1, 100000))
         ->needs("--subject");

@@ -457,6 +457,21 @@ class QuietListener : public rc::detail::TestListener {
 
 }  // namespace
 
+namespace {
+
+// broken_of: the tag the counterexample's wrong line ends with (Session::wrong
+// appends "   <- wrong: <why> (<tag>)" as the transcript's last text).
+std::string broken_of(const std::string& transcript) {
+  const std::size_t mark = transcript.rfind("   <- wrong: ");
+  const std::size_t end = transcript.find_last_not_of(" \n");
+  if (mark == std::string::npos || end == std::string::npos || transcript[end] != ')') return "";
+  const std::size_t open = transcript.rfind('(', end);
+  if (open == std::string::npos || open < mark) return "";
+  return transcript.substr(open + 1, end - open - 1);
+}
+
+}  // namespace
+
 SubjectPropertyResult check_subject_properties(const tlab_subject& s,
                                                const SubjectPropertyOptions& options) {
   if (options.tick_ns <= 0 || options.tick_ns > kMaxTickNs || options.tests <= 0 ||
@@ -518,6 +533,7 @@ SubjectPropertyResult check_subject_properties(const tlab_subject& s,
     result.passed = false;
     result.tests_run = failure.numSuccess + 1;
     result.failure = failure.description;
+    result.broken = broken_of(result.failure);
   } else if (r.match(gave_up)) {
     result.passed = false;
     result.tests_run = gave_up.numSuccess;
@@ -542,8 +558,9 @@ std::string describe(const SubjectPropertyResult& result) {
                        result.subject, result.tests_run, result.seed, judged);
   }
   std::string out = fmt::format(
-      "property layer: FAIL on {}: sequence {} failed, seed {}; shrunk counterexample:\n",
-      result.subject, result.tests_run, result.seed);
+      "property layer: FAIL on {}: sequence {} failed ({}), seed {}; shrunk counterexample:\n",
+      result.subject, result.tests_run, result.broken.empty() ? "rapidcheck" : result.broken,
+      result.seed);
   std::size_t begin = 0;
   while (begin < result.failure.size()) {
     std::size_t end = result.failure.find('\n', begin);

@@ -72,8 +72,8 @@
 // the same options on the same subject give the same transcript.
 //
 // Cost: tests x up to max_size commands, a few ABI calls each; a failure adds the
-// shrinking runs (each a fresh instance). The defaults take well under 100 ms on
-// a sorted-vector subject. A crash inside the subject kills the process: callers
+// shrinking runs (each a fresh instance). The defaults take a few tenths of a
+// second on a sorted-vector subject. A crash inside the subject kills the process: callers
 // run this in a forked child. Ground rules: one thread; the subject is called
 // from it only; nothing is printed.
 #pragma once
@@ -86,9 +86,15 @@
 
 namespace tlab::tool {
 
+// The default number of sequences: 20,000 take a few tenths of a second on a
+// sorted-vector subject (tens of microseconds each), and a bug that needs a rare
+// shape (a far delay, then the advances that cross its wheel level) has shown up
+// anywhere from sequence 1,000 to 13,000, depending on the seed.
+inline constexpr int kDefaultPropertyTests = 20'000;
+
 struct SubjectPropertyOptions {
   std::uint64_t seed = 0;
-  int tests = 100;    // random command sequences (rapidcheck's max_success)
+  int tests = kDefaultPropertyTests;  // random command sequences (rapidcheck's max_success)
   int max_size = 60;  // commands per sequence at most (rapidcheck's max_size)
   // The lateness allowed (tlab_subject_config::tick_ns) and the generator's unit:
   // delays and advances are drawn in quarter ticks so rounding to a tick is hit.
@@ -105,6 +111,9 @@ struct SubjectPropertyResult {
   // wrong one ending in "   <- wrong: <why> (<promise or abi>)"; or rapidcheck's
   // own message if the run itself failed.
   std::string failure;
+  // On failure: what the counterexample breaks: a promise (types/promise.h name)
+  // or "abi" (the rules every subject keeps); empty when rapidcheck itself failed.
+  std::string broken;
   std::vector<std::string> judged_promises;  // types/promise.h names, in enum order
 };
 

@@ -42,6 +42,7 @@ CaseRecord run_property_case(const SubjectFacts& f, const SubjectPropertyOptions
             const SubjectPropertyResult r = check_subject_properties(*d, options);
             out = {{"passed", r.passed},
                    {"failure", r.failure},
+                   {"broken", r.broken},
                    {"text", describe(r)},
                    {"tests_run", r.tests_run}};
           } catch (const std::exception& e) {
@@ -81,6 +82,8 @@ CaseRecord run_property_case(const SubjectFacts& f, const SubjectPropertyOptions
       ViolationRecord& v = c.result.violations["property"];
       v.count = 1;
       v.first_example = j.at("failure").get<std::string>();
+      const std::string broken = j.at("broken").get<std::string>();
+      if (!broken.empty()) c.property_broken = broken;
     }
   }
   return c;

@@ -89,6 +89,7 @@ nlohmann::ordered_json case_json(const CaseRecord& c) {
                   {"command", m.command}};
   }
   if (c.property_command) j["property"] = {{"command", *c.property_command}};
+  if (c.property_command && c.property_broken) j["property"]["broken"] = *c.property_broken;
   if (c.plan_index) j["plan_index"] = *c.plan_index;
   if (c.search_rounds) j["search_rounds"] = *c.search_rounds;
   if (c.trials) {

@@ -109,6 +109,8 @@ struct CaseRecord {
   // A property-layer run on a subject (layers/subject_property_run.h): the
   // promises judged and the command line that replays it (replay refuses it).
   std::optional<std::string> property_command;
+  // A failed property case: the promise its counterexample breaks, or "abi".
+  std::optional<std::string> property_broken;
   // Set when the case ran as N trials (TrialTally).
   std::optional<TrialTally> trials;
   // A mutant case of a detection search (plan/plan.h): the rounds this strategy

@@ -66,8 +66,11 @@ CaseRecord case_from(const Json& j) {
     throw std::invalid_argument("unknown verdict");
   }
   if (j.contains("model")) c.model = model_from(j.at("model"));
-  if (j.contains("property"))
+  if (j.contains("property")) {
     c.property_command = j.at("property").at("command").get<std::string>();
+    if (j.at("property").contains("broken"))
+      c.property_broken = j.at("property").at("broken").get<std::string>();
+  }
   c.plan_index = opt<std::size_t>(j, "plan_index");
   c.search_rounds = opt<std::uint32_t>(j, "search_rounds");
   if (j.contains("trials")) {
