@@ -1,7 +1,8 @@
-// The ledger's lateness rule (tool/oracles/timer_ledger.h, "Lateness"): a loop
+// The ledger's rules about polls (tool/oracles/timer_ledger.h): lateness (a loop
 // subject's fire is late when a poll that began after the timer was armed, at or
-// past its due time plus the allowance, passed it over; the traps (a poll racing
-// the schedule call, a negative delay, a subject's own clock) stay quiet.
+// past its due time plus the allowance, passed it over; the traps, a poll racing
+// the schedule call, a negative delay, a subject's own clock, stay quiet), and a
+// pass's chains (same_pass, starvation: one chain's length, not a poll's total).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -89,6 +90,64 @@ TEST(TimerLedgerTest, LatenessCountsFromTheInstantArmedWasGiven) {
   poll(l, 1900);
   l.fire(1, 1900);
   EXPECT_TRUE(l.quiet()) << l.all();
+}
+
+// ---- passes: same_pass and starvation ----
+
+// chain_link: `cookie` scheduled inside poll `pass` by the callback of the fire
+// that returned `parent`.
+void chain_link(Ledger& l, std::uint64_t cookie, std::uint64_t pass, const LedgerFired& parent) {
+  l->schedule(cookie, LedgerSchedule{.owner = "callback#0",
+                                     .at = LedgerInstant{1000, 0},
+                                     .delay = 0,
+                                     .pass = pass,
+                                     .chain = parent.chain,
+                                     .chain_origin = parent.chain_origin});
+  l->armed(cookie, cookie + 100);
+}
+
+// One chain re-armed within its poll: each link is same_pass_fire, and its
+// starvation_after-th link is starvation, once, naming where it began.
+TEST(TimerLedgerTest, OneChainWithinAPollIsStarvationAtItsLimit) {
+  Ledger l;
+  l.arm(1, 0, 1000);
+  const std::uint64_t pass = l->poll_began(LedgerInstant{1000, 0});
+  LedgerFired f = l->fired(1, LedgerInstant{1000, 0});
+  EXPECT_EQ(f.chain, 0u);
+  EXPECT_EQ(f.chain_origin, 1u);
+  const std::uint64_t limit = TimerLedger::kDefaultStarvationAfter;
+  for (std::uint64_t c = 2; c <= limit + 2; ++c) {
+    chain_link(l, c, pass, f);
+    f = l->fired(c, LedgerInstant{1000, 0});
+    EXPECT_EQ(f.chain, c - 1);
+    EXPECT_EQ(f.starving, c - 1 >= limit);
+  }
+  EXPECT_EQ(l.count(Oracle::kSamePassFire), limit + 1);
+  ASSERT_EQ(l.count(Oracle::kStarvation), 1u) << l.first(Oracle::kStarvation);
+  EXPECT_NE(l.first(Oracle::kStarvation)
+                .find("fired 1000 timers in one chain, each scheduled by the callback of the one "
+                      "before within that poll, from cookie 1's callback to cookie 1001"),
+            std::string::npos)
+      << l.first(Oracle::kStarvation);
+}
+
+// Many short chains in one poll (a late poll finds many timers due, each re-arms
+// a few times) add up past the limit, and are not starvation.
+TEST(TimerLedgerTest, ManyShortChainsInOnePollAreNotStarvation) {
+  Ledger l;
+  const std::uint64_t heads = 600;
+  for (std::uint64_t c = 1; c <= heads; ++c) l.arm(c, 0, 1000);
+  const std::uint64_t pass = l->poll_began(LedgerInstant{1000, 0});
+  std::uint64_t next = heads + 1;
+  for (std::uint64_t c = 1; c <= heads; ++c) {
+    LedgerFired f = l->fired(c, LedgerInstant{1000, 0});
+    for (int link = 0; link < 3; ++link, ++next) {
+      chain_link(l, next, pass, f);
+      f = l->fired(next, LedgerInstant{1000, 0});
+    }
+  }
+  EXPECT_EQ(l.count(Oracle::kSamePassFire), heads * 3);
+  EXPECT_EQ(l.count(Oracle::kStarvation), 0u) << l.first(Oracle::kStarvation);
 }
 
 }  // namespace

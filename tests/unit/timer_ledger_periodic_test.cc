@@ -22,8 +22,11 @@ void poll(Ledger& l, std::int64_t now) { l->poll_began(LedgerInstant{now, 0}); }
 // arm_series: schedule_periodic() of `cookie` at `at`: first run after `delay`.
 void arm_series(Ledger& l, std::uint64_t cookie, std::int64_t at, std::int64_t delay,
                 std::int64_t period, std::uint32_t kind) {
-  l->schedule(cookie, LedgerSchedule{"scheduler#0", LedgerInstant{at, 0}, delay, false, 0, 0,
-                                     period, kind});
+  l->schedule(cookie, LedgerSchedule{.owner = "scheduler#0",
+                                     .at = LedgerInstant{at, 0},
+                                     .delay = delay,
+                                     .period = period,
+                                     .periodic = kind});
   l->armed(cookie, cookie + 100);
 }
 // run: a poll at `now` that fires the series, whose callback then returns.

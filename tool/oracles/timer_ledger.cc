@@ -171,6 +171,8 @@ void TimerLedger::schedule(std::uint64_t cookie, const LedgerSchedule& s) {
   r.fifo = s.fifo;
   r.mark = s.mark;
   r.pass = s.pass;
+  r.chain = s.chain;
+  r.chain_origin = s.chain_origin;
   if (s.period > 0) {
     r.period = s.period;
     r.periodic = s.periodic;
@@ -202,8 +204,7 @@ std::uint64_t TimerLedger::poll_began(LedgerInstant at) {
   if (options_.order == LedgerOrder::kOverlapping) at.step = ++step_;
   poll_before_ = poll_now_;
   poll_now_ = at;
-  same_pass_fires_ = 0;
-  chain_first_ = 0;
+  starvation_reported_ = false;
   return ++polls_;
 }
 
@@ -249,15 +250,15 @@ LedgerFired TimerLedger::fired(std::uint64_t cookie, LedgerInstant now, std::str
   if (options_.lateness) options_.lateness(now.t - r.deadline);
   judge_fire(cookie, r, now, true, context);
   judge_late(cookie, r, now, context);
-  const bool starving = judge_pass(cookie, r, now, context);
+  LedgerFired out{true, r.mark, r.handle, r.has_handle};
+  judge_pass(cookie, r, now, context, out);
   if (r.period > 0) {
     ++runs_;
-    const LedgerFired out{true, r.mark, r.handle, r.has_handle, starving, true};
+    out.periodic = true;
     next_run(r, now);
     return out;
   }
   ++fired_;
-  const LedgerFired out{true, r.mark, r.handle, r.has_handle, starving};
   settle(it, Outcome::kFired, now, {}, {});
   return out;
 }
@@ -324,25 +325,29 @@ std::string TimerLedger::armed_as(const Facts& f) const {
       f_.at(f.run_at));
 }
 
-bool TimerLedger::judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now,
-                             std::string_view context) {
-  if (f.pass == 0 || f.pass != polls_) return false;
-  if (chain_first_ == 0) chain_first_ = cookie;
-  ++same_pass_fires_;
+void TimerLedger::judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now,
+                             std::string_view context, LedgerFired& out) {
+  out.chain_origin = cookie;
+  if (f.pass == 0 || f.pass != polls_) return;
+  // A link of a chain within this poll: the one whose callback scheduled it was
+  // itself link f.chain (0: it began the chain).
+  out.chain = f.chain + 1;
+  out.chain_origin = f.chain_origin != 0 ? f.chain_origin : cookie;
   report(LedgerRule::kSamePass,
          fmt::format("{}{}: scheduled (delay={}) from a callback of the poll at {} and fired in "
                      "that same poll at {} (a timer armed inside a pass runs in the next one)",
                      context, f_.timer(cookie), f_.delay(f.delay), f_.at(poll_now_), f_.at(now)));
-  if (same_pass_fires_ != options_.starvation_after)
-    return same_pass_fires_ > options_.starvation_after;
+  out.starving = out.chain >= options_.starvation_after;
+  if (!out.starving || starvation_reported_) return;
+  starvation_reported_ = true;
   report(LedgerRule::kStarvation,
-         fmt::format("{}the poll at {} fired {} timers that its own callbacks had scheduled, from "
-                     "{} to {}: a callback chain re-armed within one pass keeps the poll from "
-                     "returning, so nothing else is delivered; tlab stopped re-arming from "
-                     "callbacks for the rest of this poll",
-                     context, f_.at(poll_now_), same_pass_fires_, f_.timer(chain_first_),
+         fmt::format("{}the poll at {} fired {} timers in one chain, each scheduled by the "
+                     "callback of the one before within that poll, from {}'s callback to {}: a "
+                     "callback chain re-armed within one pass keeps the poll from returning, so "
+                     "nothing else is delivered; tlab stopped re-arming from callbacks for the "
+                     "rest of this poll",
+                     context, f_.at(poll_now_), out.chain, f_.timer(out.chain_origin),
                      f_.timer(cookie)));
-  return true;
 }
 
 void TimerLedger::judge_fire(std::uint64_t cookie, const Facts& f, LedgerInstant now, bool first,

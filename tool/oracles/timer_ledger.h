@@ -44,8 +44,10 @@
 //   |                       |                    | subjects)            | >= due + late_allowance (below)                   |
 //   | same_pass             | same_pass_fire     | a first fire         | the timer was scheduled from a callback of the    |
 //   |                       |                    |                      | poll now running (LedgerSchedule::pass)           |
-//   | starvation            | starvation         | a first fire         | the running poll has fired starvation_after such  |
-//   |                       |                    |                      | timers (once per poll; LedgerFired::starving)     |
+//   | starvation            | starvation         | a first fire         | it is the starvation_after-th link of one chain   |
+//   |                       |                    |                      | fired within the running poll, each link scheduled|
+//   |                       |                    |                      | by the callback of the one before (LedgerSchedule |
+//   |                       |                    |                      | ::chain; once per poll; LedgerFired::starving)    |
 //   | fired_twice           | double_resume      | a fire               | the timer had fired (or settled before the ring)  |
 //   | overlapping_run       | double_resume      | a periodic run       | the series' previous fired() had not returned     |
 //   |                       |                    |                      | (run_ended)                                       |
@@ -295,6 +297,12 @@ struct LedgerSchedule {
   // pass: the poll (poll_began's number) whose callback scheduled it; 0: not
   // scheduled from inside a poll's callback.
   std::uint64_t pass = 0;
+  // chain, chain_origin: scheduled from the callback of a fire that returned
+  // LedgerFired::chain (its links so far in this poll) and chain_origin; 0 and 0
+  // otherwise. Many short chains in one poll are not one long one: only a chain's
+  // own length counts toward starvation.
+  std::uint64_t chain = 0;
+  std::uint64_t chain_origin = 0;
   // A periodic series (schedule_periodic): its period (> 0) and its kind (one
   // TLAB_PERIODIC_* bit); period 0: a one-shot timer.
   std::int64_t period = 0;
@@ -319,10 +327,16 @@ struct LedgerFired {
   std::uint32_t mark = 0;    // LedgerSchedule::mark, when first
   std::uint64_t handle = 0;  // when first and armed() was told (has_handle)
   bool has_handle = false;
-  // starving: the running poll has fired Options::starvation_after timers that
-  // callbacks of the same poll scheduled: the client must stop scheduling from
-  // callbacks until the next poll (the starvation rule reported it).
+  // starving: this fire is at least the Options::starvation_after-th link of a
+  // chain within the running poll: the client must stop scheduling from callbacks
+  // until the next poll (the starvation rule reported it).
   bool starving = false;
+  // chain, chain_origin: what a timer scheduled from this fire's callback passes
+  // as LedgerSchedule::chain and chain_origin: this fire's place in its same-poll
+  // chain (0 when it was not scheduled by a callback of this poll) and the
+  // cookie whose callback began the chain.
+  std::uint64_t chain = 0;
+  std::uint64_t chain_origin = 0;
   // periodic: a run of a series, which stays live: the client calls run_ended()
   // once the fired() callback that reported it returns.
   bool periodic = false;
@@ -381,13 +395,14 @@ class TimerLedger {
     // late_allowance: how late after its due time a poll may pass a timer over
     // (rule late); nullopt: lateness is not judged (no polls, or not told of them).
     std::optional<std::int64_t> late_allowance;
-    // starvation_after: how many timers scheduled by callbacks of one poll may fire
-    // in that same poll before it counts as a chain that keeps the poll from
-    // returning (rule starvation).
+    // starvation_after: how long a chain of timers, each scheduled by the callback
+    // of the one before, may run within one poll before it counts as a chain that
+    // keeps the poll from returning (rule starvation).
     std::uint64_t starvation_after = kDefaultStarvationAfter;
   };
   // A thousand: a chain re-armed at a random delay from its own callback stays in
-  // one poll that long with probability (its re-arm chance)^1000, nil below 0.99.
+  // one poll that long with probability (its re-arm chance)^1000, nil below 0.99,
+  // however many chains a late poll finds due at once.
   static constexpr std::uint64_t kDefaultStarvationAfter = 1000;
 
   // TimerLedger::TimerLedger
@@ -497,7 +512,8 @@ class TimerLedger {
     bool fifo = false;
     std::uint32_t mark = 0;
     std::uint64_t pass = 0;
-    std::int64_t late_from = 0;             // armed(): see Lateness
+    std::uint64_t chain = 0, chain_origin = 0;  // LedgerSchedule's
+    std::int64_t late_from = 0;                 // armed(): see Lateness
     std::uint64_t armed_step = UINT64_MAX;  // the step count when armed() was told
     // Periodic series: the period and kind; the run now awaited (0: the first),
     // the first run's deadline (the grid's origin) and the previous run's fire.
@@ -544,9 +560,9 @@ class TimerLedger {
   void settled_fire(std::uint64_t cookie, LedgerInstant now, std::string_view context)
       TLAB_REQUIRES(mu_);
   // judge_pass: rules same_pass and starvation for a live timer's first fire;
-  // returns whether the poll is starving.
-  bool judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context)
-      TLAB_REQUIRES(mu_);
+  // fills out.starving, out.chain and out.chain_origin.
+  void judge_pass(std::uint64_t cookie, const Facts& f, LedgerInstant now, std::string_view context,
+                  LedgerFired& out) TLAB_REQUIRES(mu_);
   // next_run: a periodic series' record after run `r.run` fired at `now`.
   void next_run(Record& r, LedgerInstant now) TLAB_REQUIRES(mu_);
   // armed_as: how the timer was armed, for sentences: "schedule(now, delay=5 ns)
@@ -595,8 +611,7 @@ class TimerLedger {
   // The poll in progress and the one before it (poll_began); step 0: none yet.
   LedgerInstant poll_now_ TLAB_GUARDED_BY(mu_), poll_before_ TLAB_GUARDED_BY(mu_);
   std::uint64_t polls_ TLAB_GUARDED_BY(mu_) = 0;            // poll_began() calls so far
-  std::uint64_t same_pass_fires_ TLAB_GUARDED_BY(mu_) = 0;  // in the running poll
-  std::uint64_t chain_first_ TLAB_GUARDED_BY(mu_) = 0;      // its first such cookie
+  bool starvation_reported_ TLAB_GUARDED_BY(mu_) = false;  // in the running poll
 };
 
 }  // namespace tlab::tool

@@ -124,7 +124,10 @@ void FacilityCase::perform_script(std::uint64_t cookie, const LedgerFired& f, st
   }
   if ((f.mark & kScriptRearm) != 0 && !starving_) {
     std::uint64_t c = 0, h = 0;
-    if (schedule_timer(callback_, delay, false, c, h, next, pass)) ctx_.add("callback_rearms");
+    if (schedule_timer(callback_, delay, false, c, h, next,
+                       ScheduledFrom{pass, f.chain, f.chain_origin})) {
+      ctx_.add("callback_rearms");
+    }
   }
 }
 
@@ -152,7 +155,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
                                   ? std::max<std::int64_t>(1, r.spec->period_us->sample(rng) * 1000)
                                   : 0;
   std::uint64_t cookie = 0, handle = 0;
-  if (!schedule_timer(r, delay, align && period == 0, cookie, handle, draw_script(r, rng), 0,
+  if (!schedule_timer(r, delay, align && period == 0, cookie, handle, draw_script(r, rng), {},
                       period)) {
     return false;
   }
@@ -172,7 +175,7 @@ bool FacilityCase::schedule_one(ActorRun& r, std::mt19937_64& rng) {
 
 bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
                                   std::uint64_t& cookie, std::uint64_t& handle, std::uint32_t mark,
-                                  std::uint64_t pass, std::int64_t period) {
+                                  ScheduledFrom from, std::int64_t period) {
   const tlab_subject& d = calls_.d();
   const bool fail = r.spec != nullptr && r.spec->role == Role::kThrower;
   cookie = next_cookie_.fetch_add(1, std::memory_order::relaxed);  // a unique number
@@ -197,8 +200,9 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
       }
     }
     const std::uint32_t kind = period > 0 ? periodic_kind_of(r.spec->mode) : 0;
-    ledger_.schedule(cookie, LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark,
-                                            pass, period, kind});
+    ledger_.schedule(cookie,
+                     LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark, from.pass,
+                                    from.chain, from.chain_origin, period, kind});
     c0 = steady_ns();
     st = period > 0 ? d.schedule_periodic(calls_.self, t, used, period, kind, cookie, &h)
          : fail     ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)

@@ -130,6 +130,12 @@
 
 namespace tlab::tool::runner {
 
+// ScheduledFrom: where a callback's schedule came from (LedgerSchedule's pass,
+// chain and chain_origin); all 0 for a schedule made outside callbacks.
+struct ScheduledFrom {
+  std::uint64_t pass = 0, chain = 0, chain_origin = 0;
+};
+
 class FacilityCase {
  public:
   FacilityCase(CaseContext& ctx, const tlab_subject& d, const SubjectExtras& extras);
@@ -198,10 +204,10 @@ class FacilityCase {
   bool inside() const;
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   // schedule_timer: true when schedule() returned TLAB_OK, with `handle` its handle.
-  // `mark` and `pass` go to the ledger (callback scripts); inside a callback the
+  // `mark` and `from` go to the ledger (callback scripts); inside a callback the
   // call skips the call mutex. `period` > 0: schedule_periodic() of r's mode.
   bool schedule_timer(ActorRun& r, std::int64_t delay_ns, bool align, std::uint64_t& cookie,
-                      std::uint64_t& handle, std::uint32_t mark = 0, std::uint64_t pass = 0,
+                      std::uint64_t& handle, std::uint32_t mark = 0, ScheduledFrom from = {},
                       std::int64_t period = 0);
   void cancel_one(std::uint64_t cookie, ActorState& who, ActorLog& log);
   // rearm_held: cancel r's held timer and, on PREVENTED or TOO_LATE, schedule and
