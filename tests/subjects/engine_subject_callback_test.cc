@@ -17,11 +17,9 @@ namespace {
 
 using namespace subject_case;
 
-// tests/subjects/scenarios/callback_chains.json: a subject-only scenario (tlab's
-// own engines refuse callback scripts), so not in the built-in suite.
-Scenario callback_chains() {
-  return load_path(std::string(TLAB_SOURCE_DIR) + "/tests/subjects/scenarios/callback_chains.json");
-}
+// scenarios/callback_chains.json: built in (tlab's own engines run it without
+// the scripts).
+Scenario callback_chains() { return load("callback_chains"); }
 
 TEST(CallbackScripts, TheCorrectFacilityPassesWithEveryActionPerformed) {
   const Ran ran = run_on(callback_chains(), TLAB_TEST_SUBJECT_CORRECT);
@@ -125,6 +123,23 @@ TEST(CallbackScripts, LibuvKeepsItsNextIterationPromiseOnlyFrom1_45) {
                                  "wrong_result", "conservation", "late_fire"}) {
       EXPECT_EQ(count_of(ran, promised), 0u) << promised << ": " << summary(ran);
     }
+  }
+}
+
+// libevent documents re-adding an event from inside its callback (Ref4, "About
+// Event Persistence"), so its peer is REENTRANT: the scripts run inside
+// libevent's callbacks and every promised judge stays quiet. It documents no pass
+// boundary, so a timer re-armed at 0 that runs within the same event_base_loop
+// call is a same_pass_fire finding that is shown, never failed.
+TEST(CallbackScripts, LibeventRunsTheScriptsAndKeepsWhatItPromises) {
+  const Ran ran = run_on(callback_chains(), "libevent");
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_GT(counter(ran, "callback_rearms"), 100u) << summary(ran);
+  EXPECT_GT(counter(ran, "callback_cancels"), 0u) << summary(ran);
+  for (const char* promised : {"lost_timer", "double_resume", "fired_after_cancel", "wrong_result",
+                               "late_fire", "starvation"}) {
+    EXPECT_EQ(count_of(ran, promised), 0u) << promised << ": " << summary(ran);
   }
 }
 

@@ -16,12 +16,9 @@ namespace {
 
 using namespace subject_case;
 
-// tests/subjects/scenarios/periodic_series.json: series of the three kinds, with
-// scripts that stop a series from its own callback (subject-only: tlab's own
-// engines refuse callback scripts).
-Scenario periodic_series() {
-  return load_path(std::string(TLAB_SOURCE_DIR) + "/tests/subjects/scenarios/periodic_series.json");
-}
+// scenarios/periodic_series.json: series of the three kinds, with scripts that
+// stop a series from its own callback (tlab's own engines run it without them).
+Scenario periodic_series() { return load("periodic_series"); }
 
 TEST(PeriodicSubjects, TheCorrectFacilityRunsEveryKindWithoutAFinding) {
   const Ran ran = run_on(periodic_series(), TLAB_TEST_SUBJECT_CORRECT);
@@ -76,6 +73,40 @@ INSTANTIATE_TEST_SUITE_P(
                     "late_fire"},
         PeriodicBug{"stop", TLAB_TEST_SUBJECT_PERIODIC_STOP, "", "fired_after_cancel"}),
     [](const auto& info) { return std::string(info.param.variant); });
+
+// libuv's repeating timer is a fixed-delay series (timer.html: the next run is a
+// repeat after the run's start): its peer runs fixed-delay scenarios, stopped from
+// other threads and from its own callbacks, and keeps every promise; the
+// millisecond loop clock's early runs are shown, not failed (not promised).
+TEST(PeriodicSubjects, LibuvRepeatIsAFixedDelaySeries) {
+  const Scenario sc = load_text(R"({
+    "name": "fixed_delay_series",
+    "description": "fixed-delay series, stopped from other threads and their own callbacks",
+    "engine": {"strategies": ["all"], "tick_us": 1000},
+    "actors": [
+      {"role": "scheduler", "count": 2, "delay_us": {"uniform": [0, 5000]}, "mode": "fixed_delay",
+       "period_us": {"uniform": [1000, 5000]}, "cancel_probability": 0.1,
+       "callback_self_cancel_probability": 0.05},
+      {"role": "canceller", "count": 1, "delay_us": {"uniform": [2000, 8000]}},
+      {"role": "timer_thread", "count": 1}],
+    "run": {"operations": 200, "budget_s": 20, "seed": 11}
+  })");
+  const Ran ran = run_on(sc, "libuv");
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+  EXPECT_EQ(counter(ran, "scheduled_periodic"), 200u) << summary(ran);
+  EXPECT_GT(counter(ran, "periodic_runs"), 0u) << summary(ran);
+  for (const char* promised : {"lost_timer", "double_resume", "fired_after_cancel", "wrong_result",
+                               "late_fire", "conservation"}) {
+    EXPECT_EQ(count_of(ran, promised), 0u) << promised << ": " << summary(ran);
+  }
+  // The fixed-rate kinds are not libuv's: refused at the mode.
+  std::string err, why, pointer;
+  const tlab_subject* uv = open_subject("libuv", err);
+  ASSERT_NE(uv, nullptr) << err;
+  EXPECT_FALSE(runner::subject_accepts(load("fixed_rate_drift"), *uv, why, pointer, {}));
+  EXPECT_EQ(pointer, "/actors/0/mode") << why;
+}
 
 // A plugin built before periodic timers (struct_size of the first release) has
 // none: a periodic scenario is refused at the scheduler's mode.

@@ -1,6 +1,7 @@
 // tlab/tool/subjects/case_targets.cc: see case_targets.h.
 #include "subjects/case_targets.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
@@ -22,6 +23,17 @@ CaseTarget engine_target(const Scenario& s, std::string_view strategy) {
   t.engine = t.subject;
   t.promises = promises_of_case(*engine, strategy);
   t.drive = engine->run_case;
+  if (std::any_of(s.actors.begin(), s.actors.end(),
+                  [](const Actor& a) { return a.scripts_callbacks(); })) {
+    // The scenario is also a subject's (scenarios/README.md, "On a subject"); on
+    // tlab's own engines it runs as written but for the callback_* fields.
+    t.drive = [run = engine->run_case](runner::CaseContext& ctx) {
+      ctx.note(
+          "callback scripts not performed: tlab's own engines do not run them (a subject "
+          "whose callbacks may call it does, under --subject)");
+      run(ctx);
+    };
+  }
   return t;
 }
 

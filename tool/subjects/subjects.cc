@@ -193,7 +193,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"libevent",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel,
+     PromiseSet(kDelivery) | kExactlyOnce | kAccurateCancel | Promise::kReentrant,
      {},
      {},
      {},
@@ -342,22 +342,6 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
           "stale_probability is for a subject (--subject): only the generic driver cancels "
           "settled timers' handles; tlab's own engines test stale tokens with token_bits "
           "(aba_wraparound). Remove it, set 0, or run with --subject";
-      return nullptr;
-    }
-    if (s.actors[i].scripts_callbacks()) {
-      if (pointer != nullptr) {
-        const Actor& a = s.actors[i];
-        *pointer =
-            fmt::format("/actors/{}/{}", i,
-                        a.callback_rearm_probability > 0    ? "callback_rearm_probability"
-                        : a.callback_cancel_probability > 0 ? "callback_cancel_probability"
-                                                            : "callback_self_cancel_probability");
-      }
-      why =
-          "callback scripts are for a subject (--subject) whose callbacks may call it "
-          "(TLAB_PROMISE_REENTRANT): the generic driver performs them inside the subject's "
-          "fire; tlab's own engines do not run them yet. Remove them, set 0, or run with "
-          "--subject";
       return nullptr;
     }
     if (s.actors[i].rearm_probability > 0 && chosen->name != "timer_service") {

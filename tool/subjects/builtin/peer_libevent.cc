@@ -32,6 +32,15 @@
 //   NOT pending_count: event_base_get_num_events(EVENT_BASE_COUNT_ADDED) "may
 //     return more than the number of events you added ... the user shouldn't rely
 //     on the exact value" (event.h).
+//   reentrant: Ref4, "About Event Persistence": a non-persistent event "stops being
+//     pending when its callback runs ... if you want to make the event pending
+//     again, you can call event_add() on it again from inside the callback
+//     function"; and event_del of an active event before its callback ran keeps it
+//     from running (above): callbacks may add and delete timers.
+//   NOT next_pass: no documented pass boundary. Ref3_eventloop says EVLOOP_NONBLOCK
+//     "will only check whether any events are ready to trigger immediately, and
+//     run their callbacks if so"; whether a timer added by such a callback runs
+//     in the same event_base_loop call is not said.
 //   NOT thread_safe, a decision: libevent makes event_add/event_del callable from
 //     any thread once evthread_use_pthreads() was called before the base was made
 //     (Ref1_libsetup, "Locks and threading"), but the accurate cancel result needs
@@ -161,7 +170,8 @@ constexpr tlab_subject kDescriptor =
              "evtimer_add / evtimer_del on an event_base (NOLOCK; event_base_loop NONBLOCK polls; "
              "default coarse monotonic clock)",
              TLAB_DRIVE_LOOP,
-             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL,
+             TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL |
+                 TLAB_PROMISE_REENTRANT,
              {&create, &destroy, &schedule, &cancel, &poll, nullptr}, kResolutionNs);
 
 SubjectShape shape(void*) {

@@ -28,6 +28,15 @@
 //   next_pass: uv_timer_start: "If timeout is zero, the callback fires on the next
 //     event loop iteration" (timer.html): a timer started from a callback never
 //     runs in the uv_run pass that started it.
+//   periodic, fixed delay: uv_timer_start's repeat: "If repeat is non-zero, the
+//     callback fires first after timeout milliseconds and then repeatedly after
+//     repeat milliseconds", and uv_timer_set_repeat: "the timer will be scheduled
+//     to run on the given interval, regardless of the callback execution duration
+//     ... if a 50ms repeating timer first runs for 17ms, it will be scheduled to
+//     run again 33ms later" (timer.html): the next run is a period after the
+//     run's start on the loop clock (TLAB_PERIODIC_FIXED_DELAY, measured from the
+//     start); uv_timer_stop stops the series, from its own callback too. The
+//     period is rounded up to whole milliseconds, as a delay is.
 //   resolution_ns 1 ms: the loop clock and the timeouts are whole milliseconds, so
 //     a timer is due up to 1 ms after schedule's now + delay (the floor of the loop
 //     time plus the ceiling of the delay), and the lateness tlab allows is at
@@ -75,7 +84,8 @@ void on_fire(uv_timer_t* t) {
   auto* self = static_cast<Uv*>(t->loop->data);
   const auto index = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(t->data));
   auto& slot = self->table.at(index);
-  self->table.resolve(index, SlotState::kFired);
+  // A repeating timer stays armed (libuv re-started it before this callback).
+  if (uv_timer_get_repeat(t) == 0) self->table.resolve(index, SlotState::kFired);
   self->config.fired(self->config.host, slot.cookie);
 }
 
@@ -105,8 +115,9 @@ void destroy(void* p) {
   delete self;
 }
 
-tlab_status schedule(void* p, std::int64_t, std::int64_t delay_ns, std::uint64_t cookie,
-                     std::uint64_t* handle) {
+// start: uv_timer_start of a fresh or reused slot; repeat_ms 0: a one-shot timer.
+tlab_status start(void* p, std::int64_t delay_ns, std::uint64_t repeat_ms, std::uint64_t cookie,
+                  std::uint64_t* handle) {
   if (delay_ns < 0) return TLAB_EINVAL;
   return guarded([&] {
     auto* self = static_cast<Uv*>(p);
@@ -117,13 +128,24 @@ tlab_status schedule(void* p, std::int64_t, std::int64_t delay_ns, std::uint64_t
       uv_timer_init(&self->loop, t);
       t->data = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i));
     }
-    if (uv_timer_start(t, &on_fire, ceil_ms(delay_ns), 0) != 0) {
+    if (uv_timer_start(t, &on_fire, ceil_ms(delay_ns), repeat_ms) != 0) {
       self->table.release_unused(i);
       return TLAB_EFAIL;
     }
     *handle = self->table.handle(i);
     return TLAB_OK;
   });
+}
+
+tlab_status schedule(void* p, std::int64_t, std::int64_t delay_ns, std::uint64_t cookie,
+                     std::uint64_t* handle) {
+  return start(p, delay_ns, 0, cookie, handle);
+}
+
+tlab_status schedule_periodic(void* p, std::int64_t, std::int64_t delay_ns, std::int64_t period_ns,
+                              std::uint32_t kind, std::uint64_t cookie, std::uint64_t* handle) {
+  if (period_ns <= 0 || kind != TLAB_PERIODIC_FIXED_DELAY) return TLAB_EINVAL;
+  return start(p, delay_ns, ceil_ms(period_ns), cookie, handle);
 }
 
 tlab_status cancel(void* p, std::uint64_t handle, std::int32_t* result) {
@@ -162,15 +184,15 @@ tlab_status pending(void* p, std::uint64_t* count) {
 
 constexpr std::int64_t kResolutionNs = 1'000'000;
 
-constexpr tlab_subject kDescriptor =
+constexpr tlab_subject kDescriptor = with_periodic(
     facility("libuv",
              "uv_timer_start / uv_timer_stop on a uv_loop_t: ms timeouts from the cached loop time "
              "(uv_run NOWAIT polls)",
              TLAB_DRIVE_LOOP,
              TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_ACCURATE_CANCEL |
                  TLAB_PROMISE_PENDING_COUNT | TLAB_PROMISE_REENTRANT | TLAB_PROMISE_NEXT_PASS,
-             {&create, &destroy, &schedule, &cancel, &poll, &pending},
-             kResolutionNs);
+             {&create, &destroy, &schedule, &cancel, &poll, &pending}, kResolutionNs),
+    TLAB_PERIODIC_FIXED_DELAY, &schedule_periodic);
 
 SubjectShape shape(void*) {
   return {"libuv's timer heap (uv_timer_t, whole-ms timeouts)", 1, "one uv_loop_t"};

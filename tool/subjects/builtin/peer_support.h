@@ -159,6 +159,14 @@ constexpr tlab_subject facility(const char* name, const char* summary, std::uint
                       nullptr};
 }
 
+// with_periodic: descriptor `d` with periodic timers of `kinds` armed by `fn`.
+constexpr tlab_subject with_periodic(tlab_subject d, std::uint32_t kinds,
+                                     decltype(tlab_subject::schedule_periodic) fn) {
+  d.periodic = kinds;
+  d.schedule_periodic = fn;
+  return d;
+}
+
 // SelfDriven: a self-driven facility's descriptor (facility(), TLAB_DRIVE_SELF) and
 // its driven twin (subjects/bench_hook.h): the same name, summary, schedule, cancel
 // and destroy; the twin's create leaves the subject's own threads unstarted and its
