@@ -11,11 +11,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "report/console.h"
 #include "base/embedded.h"
 #include "base/interrupt.h"
-#include "report/junit.h"
 #include "plan/plan.h"
+#include "report/console.h"
+#include "report/junit.h"
 #include "subjects/subjects.h"
 #include "support/fake_runner.h"
 
@@ -310,6 +310,34 @@ TEST(ReportTest, TableMarksFindingsNotPromised) {
   plain = format_table(report, false);
   EXPECT_NE(plain.find("early_fire=4 lost_timer=1: timer 3 fired 20us early"), std::string::npos)
       << plain;
+}
+
+// A green summary says what it saw: passed cases' unpromised findings are counted
+// per case and totalled per oracle; a judged one fails the case instead.
+TEST(ReportTest, SummaryCountsFindingsOfPassedCases) {
+  std::vector<Scenario> scenarios{make_scenario("alpha"), make_scenario("beta"),
+                                  make_scenario("gamma")};
+  test::FakeRunner runner;
+  for (const char* id : {"alpha/binary_heap", "beta/binary_heap"}) {
+    CaseResult& r = runner.script[id];
+    r.verdict = Verdict::kPass;
+    r.violations["early_fire"] = {500, "timer 3 fired 20us early"};
+    r.promises = PromiseSet(Promise::kDelivery);
+  }
+  runner.script["beta/binary_heap"].violations["task_exceptions"] = {612,
+                                                                     "Timer already cancelled"};
+  Overrides o;
+  o.strategy = "binary_heap";
+  const Report report = execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
+  const std::string plain = format_table(report, false);
+  EXPECT_NE(plain.find("3 cases: 3 passed (2 with findings: early_fire 1000, task_exceptions 612), "
+                       "0 failed"),
+            std::string::npos)
+      << plain;
+  test::FakeRunner quiet;
+  const Report clean = execute_plan(plan_run(scenarios, o), scenarios, quiet, {"run", false, {}});
+  EXPECT_NE(format_table(clean, false).find("3 cases: 3 passed, 0 failed"), std::string::npos)
+      << format_table(clean, false);
 }
 
 // NO_COLOR set to a non-empty value turns colour off even on a terminal.

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <fmt/color.h>
@@ -68,6 +70,29 @@ std::string trials_of(const CaseRecord& c) {
   return out;
 }
 
+// findings_of_passed: " (2 with findings: early_fire 1044, task_exceptions 612)":
+// the findings of passed cases, each a promise their subject does not make (so
+// they fail nothing), totalled by oracle; "" when there are none. A green run says
+// what it saw.
+std::string findings_of_passed(const Report& report) {
+  std::map<std::string, std::uint64_t> total;
+  std::size_t cases = 0;
+  for (const CaseRecord& c : report.cases) {
+    if (report.outcome(c) != Outcome::kPass) continue;
+    bool any = false;
+    for (const auto& [name, v] : c.result.violations) {
+      if (v.count == 0 || judged(name, c.result.promises)) continue;
+      total[name] += v.count;
+      any = true;
+    }
+    if (any) ++cases;
+  }
+  if (cases == 0) return "";
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : total) parts.push_back(fmt::format("{} {}", name, n));
+  return fmt::format(" ({} with findings: {})", cases, fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 std::string case_explanation(const CaseRecord& c) {
@@ -113,8 +138,8 @@ std::string case_explanation(const CaseRecord& c) {
   if (!timing.empty()) detail = detail.empty() ? timing : timing + "; " + detail;
   std::string tally = trials_of(c);
   if (tally.empty() && c.search_rounds && *c.search_rounds > 1) {
-    tally = fmt::format("{} in search round {}", c.caught() ? "caught" : "missed",
-                        *c.search_rounds);
+    tally =
+        fmt::format("{} in search round {}", c.caught() ? "caught" : "missed", *c.search_rounds);
   }
   if (!tally.empty()) detail = detail.empty() ? tally : tally + "; " + detail;
   return detail.empty() ? "-" : detail;
@@ -150,14 +175,10 @@ Row row_of(const Report& report, const CaseRecord& c) {
       r.tone = Tone::kWarn;
       break;
   }
-  r.cells = {c.scenario,
-             c.strategy,
-             c.mutant.value_or("-"),
+  r.cells = {c.scenario, c.strategy, c.mutant.value_or("-"),
              // A simulated case's seed names a schedule, not a real-thread run.
-             c.model ? std::string("-") : fmt::format("{}{}", c.seed, c.sim ? " sim" : ""),
-             verdict,
-             fmt::format("{:.2f}s", c.result.duration_s),
-             detail};
+             c.model ? std::string("-") : fmt::format("{}{}", c.seed, c.sim ? " sim" : ""), verdict,
+             fmt::format("{:.2f}s", c.result.duration_s), detail};
   return r;
 }
 
@@ -199,9 +220,9 @@ std::string format_table(const Report& report, bool color) {
   std::array<std::size_t, 7> n{};
   for (const CaseRecord& c : report.cases) ++n[static_cast<std::size_t>(report.outcome(c))];
   auto count = [&](Outcome o) { return n[static_cast<std::size_t>(o)]; };
-  std::string summary =
-      fmt::format("{} cases: {} passed, {} failed", s.cases, count(Outcome::kPass),
-                  count(Outcome::kViolation) + count(Outcome::kSurvived));
+  std::string summary = fmt::format("{} cases: {} passed{}, {} failed", s.cases,
+                                    count(Outcome::kPass), findings_of_passed(report),
+                                    count(Outcome::kViolation) + count(Outcome::kSurvived));
   if (count(Outcome::kCaught) + count(Outcome::kMissedHere) > 0) {
     summary += fmt::format(", {} caught, {} not here", count(Outcome::kCaught),
                            count(Outcome::kMissedHere));
