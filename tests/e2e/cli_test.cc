@@ -96,6 +96,7 @@ TEST(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
       {{"run", "--operations", "0"}, "--operations"},
       {{"run", "--operations", "100000001"}, "--operations"},
       {{"run", "--report"}, "--report"},
+      {{"run", "--fail-on", "early_fyre"}, "--fail-on"},
       {{"list", "everything"}, "WHAT"},
       {{"validate"}, "FILES"},
       {{"replay"}, "REPORT"},
@@ -111,6 +112,28 @@ TEST(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << shown << r.err;
     EXPECT_TRUE(r.out.empty()) << shown;
   }
+}
+
+// --fail-on turns a passed case's unpromised finding into a failure, saying so;
+// without it the same run passes and its summary still counts the finding.
+// libuv does not promise never_early, and its millisecond loop clock fires about
+// a quarter of timers early (peer_libuv.cc: 266 of 1000 in compare; the floor of
+// uv_now plus the ceiling of the delay, and a busier machine makes uv_now staler,
+// so more): none of facility_races' ~2000 timers early has odds near 0.75^2000.
+TEST(CliTest, FailOnTurnsChosenFindingsIntoFailures) {
+  const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/scenarios/facility_races.json";
+  const Result plain = tlab({"run", scenario, "--subject", "libuv"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("1 passed (1 with findings: early_fire "), std::string::npos)
+      << plain.out;
+  const Result gated = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "early_fire"});
+  EXPECT_EQ(gated.code, 1) << gated.out << gated.err;
+  EXPECT_NE(gated.out.find("0 passed, 1 failed"), std::string::npos) << gated.out;
+  const Result other = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "fifo_order"});
+  EXPECT_EQ(other.code, 0) << other.out;
+  const Result any = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "any", "--json"});
+  EXPECT_EQ(any.code, 1) << any.err;
+  EXPECT_NE(any.out.find("--fail-on: early_fire="), std::string::npos) << any.out;
 }
 
 // `tlab list KIND --json` parses and lists exactly the catalogue.

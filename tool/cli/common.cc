@@ -6,13 +6,16 @@
 #include "plan/shard_plan.h"
 #include "subjects/subjects.h"
 
+#include <algorithm>
 #include <iostream>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "base/interrupt.h"
+#include "oracles/oracles.h"
 #include "plan/trials.h"
 #include "report/console.h"
 #include "report/findings.h"
@@ -108,6 +111,14 @@ void add_outputs(CLI::App& sub, OutputOptions& o, bool junit) {
   }
   add_ci_outputs(sub, o);
   sub.add_flag("--json", o.json, "print the JSON report on stdout instead of the table");
+  std::vector<std::string> names{"any"};
+  for (const OracleInfo& info : kOracleInfo) names.emplace_back(info.name);
+  sub.add_option("--fail-on", o.fail_on,
+                 "fail a passed case on these findings even where its subject does not promise "
+                 "them (a gate that wants them): oracle names, comma-separated, or any")
+      ->delimiter(',')
+      ->type_name("FINDING[,...]|any")
+      ->check(CLI::IsMember(names));
 }
 
 void add_ci_outputs(CLI::App& sub, OutputOptions& o) {
@@ -189,7 +200,29 @@ std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& lo
   return std::nullopt;
 }
 
-int finish(const Report& report, const OutputOptions& o, const CliEnv& env) {
+Report fail_on_findings(Report report, const std::vector<std::string>& names) {
+  if (names.empty()) return report;
+  const bool any = std::find(names.begin(), names.end(), "any") != names.end();
+  for (CaseRecord& c : report.cases) {
+    if (c.result.verdict != Verdict::kPass || c.expect_fail) continue;
+    std::vector<std::string> hit;
+    for (const auto& [name, v] : c.result.violations) {
+      if (v.count == 0 || judged(name, c.result.promises)) continue;
+      if (any || std::find(names.begin(), names.end(), name) != names.end()) {
+        hit.push_back(fmt::format("{}={}", name, v.count));
+      }
+    }
+    if (hit.empty()) continue;
+    c.result.verdict = Verdict::kFail;
+    c.result.message =
+        fmt::format("--fail-on: {} (not promised by the subject; failed as asked){}",
+                    fmt::join(hit, " "), c.result.message.empty() ? "" : "; " + c.result.message);
+  }
+  return report;
+}
+
+int finish(const Report& unjudged, const OutputOptions& o, const CliEnv& env) {
+  const Report report = fail_on_findings(unjudged, o.fail_on);
   const std::string json = report.to_json().dump(2) + "\n";
   int code = report.exit_code();
   try {

@@ -60,15 +60,19 @@ void add_sim_options(CLI::App& sub, SimOptions& o);
 // for --pct-depth without --sim pct.
 std::optional<SimSpec> sim_spec_of(const CLI::App& sub, const SimOptions& o, InputErrors& errors);
 
-// OutputOptions: --report F, --junit F, --sarif F, --html F, --json.
+// OutputOptions: --report F, --junit F, --sarif F, --html F, --json, --fail-on.
 struct OutputOptions {
   std::string report_path;
   std::string junit_path;
   std::string sarif_path;  // report/sarif.h
   std::string html_path;   // report/html_report.h
   bool json = false;
+  // --fail-on: findings (oracle names, or "any") that fail a passed case although
+  // its subject does not promise them (fail_on_findings).
+  std::vector<std::string> fail_on;
 };
-// add_outputs: adds --report, --junit (if `junit`), add_ci_outputs and --json bound to `o`.
+// add_outputs: adds --report, --junit (if `junit`), add_ci_outputs, --json and
+// --fail-on bound to `o`.
 void add_outputs(CLI::App& sub, OutputOptions& o, bool junit);
 // add_ci_outputs: adds --sarif and --html bound to `o`.
 void add_ci_outputs(CLI::App& sub, OutputOptions& o);
@@ -103,7 +107,13 @@ std::unique_ptr<Runner> runner_or_null(const CliEnv& env);
 std::optional<std::vector<Scenario>> load_builtin_suite(const ScenarioLoader& loader,
                                                         const CliEnv& env);
 
-// finish: writes --report and --junit, then write_ci_outputs; prints the JSON
+// fail_on_findings: `report` with every passed case (not a mutant's) that has an
+// unpromised finding named in `names` ("any": every one) turned into a failure,
+// its message saying which and why. Unchanged when `names` is empty.
+Report fail_on_findings(Report report, const std::vector<std::string>& names);
+
+// finish: applies --fail-on (fail_on_findings); writes --report and --junit, then
+// write_ci_outputs; prints the JSON
 // (--json) or the table on out, and says on err where an interrupted run's partial
 // report is. Returns the report's exit code, or kExitInternal if a file could not
 // be written.
