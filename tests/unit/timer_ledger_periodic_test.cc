@@ -173,6 +173,22 @@ TEST(TimerLedgerPeriodicTest, ASeriesThatStopsRunningIsLost) {
       << l.first(Oracle::kLostTimer);
 }
 
+// A self-driven subject's run that began late moves a fixed-delay series' next
+// run: the ledger, which sees no polls, bounds it below by the run's own due time
+// (for early) and above by the fire (for lost): a drain between the two does not
+// call it lost; one past the upper bound does.
+TEST(TimerLedgerPeriodicTest, ALateRunMovesAFixedDelaySeriesWithoutALoss) {
+  Ledger l;
+  arm_series(l, 1, 0, 1000, 1000, TLAB_PERIODIC_FIXED_DELAY);
+  l->fired(1, LedgerInstant{9000, 0});  // 8000 late; the next run is due by 10000
+  l->run_ended(1, LedgerInstant{9000, 0});
+  EXPECT_EQ(l->view(1)->deadline, 10000);
+  l->overdue(LedgerInstant{9500, 0}, 9500, "");
+  EXPECT_TRUE(l.quiet()) << l.all();
+  l->overdue(LedgerInstant{10500, 0}, 10500, "");
+  EXPECT_EQ(l.count(Oracle::kLostTimer), 1u) << l.all();
+}
+
 // One run at a time: a fire of the series before the last run's callback
 // returned (run_ended) is overlapping_run; after it, quiet.
 TEST(TimerLedgerPeriodicTest, ARunWhileThePreviousIsInItsCallbackOverlaps) {

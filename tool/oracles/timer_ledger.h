@@ -90,7 +90,9 @@
 //   |                 |                              | run_ended's instant + period       |
 // S_k, the instant a subject that reads its own clock may have started the run
 // at, is bounded below by the poll's now (the latest poll_began) and the run's own
-// due time; the fire's now is the client's reading, at or after it. A fire before
+// due time; the fire's now is the client's reading, at or after it. Early is
+// judged against the first column; everything that asks whether a run is due
+// (lost at the drain, the queries) against the second (due_of). A fire before
 // run_ended() of the previous run is overlapping_run. Runs are counted apart from
 // fires (LedgerCounts::runs): a series is one open timer until a cancel settles
 // it, so pending() counts it once. A fire that began before or while a PREVENTED
@@ -153,6 +155,7 @@
 // client tells schedule() before making the call.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -514,7 +517,7 @@ class TimerLedger {
     std::uint64_t pass = 0;
     std::uint64_t chain = 0, chain_origin = 0;  // LedgerSchedule's
     std::int64_t late_from = 0;                 // armed(): see Lateness
-    std::uint64_t armed_step = UINT64_MAX;  // the step count when armed() was told
+    std::uint64_t armed_step = UINT64_MAX;      // the step count when armed() was told
     // Periodic series: the period and kind; the run now awaited (0: the first),
     // the first run's deadline (the grid's origin) and the previous run's fire.
     std::int64_t period = 0;
@@ -548,6 +551,13 @@ class TimerLedger {
   bool judges(LedgerRule r) const { return options_.rules.has(r); }
   void report(LedgerRule r, const std::string& sentence) TLAB_REQUIRES(mu_);
   bool doubtful(const Record& r) const { return r.too_late || r.unknown; }
+  // due_of: when the timer must have fired by (before the lateness allowance):
+  // its deadline, or for a periodic run after the first the latest instant the
+  // run may be due at (next_run's "late from"; its deadline is the earliest), so a
+  // series whose run began late and moved its next one is not lost meanwhile.
+  static std::int64_t due_of(const Facts& f) {
+    return f.period > 0 && f.run > 0 ? std::max(f.deadline, f.late_from) : f.deadline;
+  }
   std::uint64_t doubtful_count() const TLAB_REQUIRES(mu_);
   const Settled* settled(std::uint64_t cookie) const TLAB_REQUIRES(mu_);
   void settle(Live::iterator it, Outcome how, LedgerInstant at, LedgerInstant called_at,
@@ -610,7 +620,7 @@ class TimerLedger {
   bool destroyed_ TLAB_GUARDED_BY(mu_) = false;
   // The poll in progress and the one before it (poll_began); step 0: none yet.
   LedgerInstant poll_now_ TLAB_GUARDED_BY(mu_), poll_before_ TLAB_GUARDED_BY(mu_);
-  std::uint64_t polls_ TLAB_GUARDED_BY(mu_) = 0;            // poll_began() calls so far
+  std::uint64_t polls_ TLAB_GUARDED_BY(mu_) = 0;           // poll_began() calls so far
   bool starvation_reported_ TLAB_GUARDED_BY(mu_) = false;  // in the running poll
 };
 

@@ -17,7 +17,7 @@ std::string TimerLedger::lost_sentence(std::uint64_t cookie, const Record& r, Le
   if (r.period > 0) {
     return fmt::format("{}{}{}: {} returned {}; its run {} was due at {} and had not begun by {}{}",
                        context, f_.timer(cookie), of(r.owner), armed_as(r),
-                       f_.handle(cookie, r.handle), r.run, f_.time(r.deadline), f_.at(now), until);
+                       f_.handle(cookie, r.handle), r.run, f_.time(due_of(r)), f_.at(now), until);
   }
   return fmt::format(
       "{}{}{}: schedule(now, delay={}) at {} returned {}, due at {}; neither "
@@ -32,7 +32,7 @@ std::uint64_t TimerLedger::overdue(LedgerInstant now, std::int64_t horizon, std:
   const bool too_late_pending = options_.order == LedgerOrder::kOverlapping;
   std::vector<std::uint64_t> due;
   for (const auto& [cookie, r] : live_) {
-    if ((r.too_late && too_late_pending) || (!doubtful(r) && r.deadline <= horizon)) {
+    if ((r.too_late && too_late_pending) || (!doubtful(r) && due_of(r) <= horizon)) {
       due.push_back(cookie);
     }
   }
@@ -132,7 +132,7 @@ std::optional<LedgerView> TimerLedger::view(std::uint64_t cookie) {
   const auto it = live_.find(cookie);
   if (it == live_.end()) return std::nullopt;
   const Record& r = it->second;
-  return LedgerView{cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline, r.period};
+  return LedgerView{cookie, r.handle, r.has_handle, r.scheduled, r.delay, due_of(r), r.period};
 }
 
 bool TimerLedger::accepted(std::uint64_t cookie) {
@@ -147,14 +147,14 @@ std::vector<LedgerView> TimerLedger::timers(LedgerWhich which) {
   std::vector<LedgerView> out;
   for (const auto& [cookie, r] : live_) {
     if (which != LedgerWhich::kArmed || !doubtful(r)) {
-      out.push_back({cookie, r.handle, r.has_handle, r.scheduled, r.delay, r.deadline, r.period});
+      out.push_back({cookie, r.handle, r.has_handle, r.scheduled, r.delay, due_of(r), r.period});
     }
   }
   if (which == LedgerWhich::kAccepted) {
     for (const Settled& s : ring_) {
       if (s.how == Outcome::kFired || s.how == Outcome::kPrevented) {
         out.push_back(
-            {s.cookie, s.handle, s.has_handle, s.scheduled, s.delay, s.deadline, s.period});
+            {s.cookie, s.handle, s.has_handle, s.scheduled, s.delay, due_of(s), s.period});
       }
     }
   }
@@ -176,7 +176,7 @@ std::uint64_t TimerLedger::pick_due(std::int64_t t, std::mt19937_64& rng) {
   for (int i = 0; i < kPickDueTries; ++i) {
     const std::uint64_t cookie = live_ids_[at(rng)];
     const Record& r = live_.find(cookie)->second;
-    if (r.deadline <= t && !doubtful(r) && r.has_handle) return cookie;
+    if (due_of(r) <= t && !doubtful(r) && r.has_handle) return cookie;
   }
   return 0;
 }
@@ -195,7 +195,7 @@ std::uint64_t TimerLedger::outstanding(const std::function<bool(std::int64_t)>& 
   if (!overdue) return n;
   std::uint64_t late = 0;
   for (const auto& [cookie, r] : live_) {
-    if (!doubtful(r) && overdue(r.deadline)) ++late;
+    if (!doubtful(r) && overdue(due_of(r))) ++late;
   }
   return n - std::min(n, late);
 }
@@ -203,13 +203,13 @@ std::uint64_t TimerLedger::outstanding(const std::function<bool(std::int64_t)>& 
 bool TimerLedger::any_due_by(std::int64_t t) {
   StdLock lk(mu_);
   return std::any_of(live_.begin(), live_.end(),
-                     [&](const auto& e) { return !doubtful(e.second) && e.second.deadline <= t; });
+                     [&](const auto& e) { return !doubtful(e.second) && due_of(e.second) <= t; });
 }
 
 std::int64_t TimerLedger::latest_deadline(std::int64_t floor) {
   StdLock lk(mu_);
   for (const auto& [cookie, r] : live_) {
-    if (!doubtful(r)) floor = std::max(floor, r.deadline);
+    if (!doubtful(r)) floor = std::max(floor, due_of(r));
   }
   return floor;
 }
@@ -218,7 +218,7 @@ std::uint64_t TimerLedger::due_by(std::int64_t t, std::uint64_t except) {
   StdLock lk(mu_);
   std::uint64_t n = 0;
   for (const auto& [cookie, r] : live_) {
-    if (cookie != except && !doubtful(r) && r.deadline <= t) ++n;
+    if (cookie != except && !doubtful(r) && due_of(r) <= t) ++n;
   }
   return n;
 }
