@@ -96,7 +96,7 @@ set +e
 rc=$?
 set -e
 [[ $rc == 1 ]] || { echo "browser_test: tlab run exited $rc, not 1" >&2; exit 1; }
-check_page "$work/run.html" '#summary' '#cases' '#oracles' '#latency' '#replay' \
+check_page "$work/run.html" '#summary' '#cases' '#oracles' '#latency' '#replay' '#unpromised' \
   '.outcome-violation' '.replay-link' '.replay' '.cdf' '.histogram'
 grep -q 'tlab replay run.json --case racing_cancellers/binary_heap/token_flag_only' "$work/dom.html"
 

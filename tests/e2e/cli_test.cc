@@ -122,10 +122,24 @@ TEST(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
 // so more): none of facility_races' ~2000 timers early has odds near 0.75^2000.
 TEST(CliTest, FailOnTurnsChosenFindingsIntoFailures) {
   const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/scenarios/facility_races.json";
-  const Result plain = tlab({"run", scenario, "--subject", "libuv"});
+  const fs::path dir = fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
+  const Result plain =
+      tlab({"run", scenario, "--subject", "libuv", "--junit", (dir / "u.xml").string(), "--sarif",
+            (dir / "u.sarif").string(), "--html", (dir / "u.html").string()});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_NE(plain.out.find("1 passed (1 with findings: early_fire "), std::string::npos)
       << plain.out;
+  // Every output shows the finding, none as a failure (report/findings.h).
+  const std::string junit = slurp(dir / "u.xml");
+  EXPECT_NE(junit.find("<system-out>findings not promised by libuv"), std::string::npos) << junit;
+  EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
+  const auto sarif = nlohmann::json::parse(slurp(dir / "u.sarif"));
+  ASSERT_EQ(sarif["runs"][0]["results"].size(), 1u) << sarif.dump(2);
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["level"], "note");
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["ruleId"], "early_fire");
+  const std::string html = slurp(dir / "u.html");
+  EXPECT_NE(html.find("<tr class=\"unpromised\"><td>facility_races/libuv</td><td>early_fire"),
+            std::string::npos);
   const Result gated = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "early_fire"});
   EXPECT_EQ(gated.code, 1) << gated.out << gated.err;
   EXPECT_NE(gated.out.find("0 passed, 1 failed"), std::string::npos) << gated.out;
@@ -134,6 +148,30 @@ TEST(CliTest, FailOnTurnsChosenFindingsIntoFailures) {
   const Result any = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "any", "--json"});
   EXPECT_EQ(any.code, 1) << any.err;
   EXPECT_NE(any.out.find("--fail-on: early_fire="), std::string::npos) << any.out;
+}
+
+// On the built-in suite a subject's refusals are one counted line on stderr; -v
+// lists each with why, and needs --subject.
+TEST(CliTest, RefusalsAreCountedAndListedUnderVerbose) {
+  const std::vector<std::string> args{"run", "--subject", "libuv", "--operations",
+                                      "20",  "--shard",   "0/40"};
+  const Result counted = tlab(args);
+  ASSERT_LE(counted.code, 1) << counted.err;
+  EXPECT_NE(counted.err.find(" built-in scenarios do not apply to subject libuv (-v lists them"),
+            std::string::npos)
+      << counted.err;
+  EXPECT_EQ(counted.err.find("tlab: not applicable to subject libuv: "), std::string::npos)
+      << counted.err;
+  std::vector<std::string> verbose = args;
+  verbose.emplace_back("-v");
+  const Result listed = tlab(verbose);
+  ASSERT_LE(listed.code, 1) << listed.err;
+  EXPECT_NE(listed.err.find("tlab: not applicable to subject libuv: "), std::string::npos)
+      << listed.err;
+  EXPECT_EQ(listed.err.find("do not apply"), std::string::npos) << listed.err;
+  const Result alone = tlab({"run", "-v", "--operations", "20"});
+  EXPECT_EQ(alone.code, 2) << alone.err;
+  EXPECT_NE(alone.err.find("--subject"), std::string::npos) << alone.err;
 }
 
 // `tlab list KIND --json` parses and lists exactly the catalogue.

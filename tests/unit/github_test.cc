@@ -65,6 +65,49 @@ TEST(GithubTest, AnnotationsAreCapped) {
   EXPECT_NE(a.find("70 more failing cases"), std::string::npos);
 }
 
+// An unpromised finding is a ::notice (never an ::error) on its scenario file, and
+// a row of its own table in the step summary, under the failing cases; notices are
+// capped like annotations, and a truncated summary counts both kinds left out.
+TEST(GithubTest, UnpromisedFindingsAreNotices) {
+  const Report r = testing::with_unpromised(ci_report());
+  const std::vector<Finding> notes = unpromised_findings(r, "r.json");
+  ASSERT_EQ(notes.size(), 1u);
+  const std::string n = github_notices(notes);
+  EXPECT_EQ(count_of(n, "::notice file=scenarios/racing_cancellers.json,line="), 1u);
+  EXPECT_EQ(count_of(n, "::error"), 0u);
+  EXPECT_NE(
+      n.find("title=tlab early_fire (not promised)%3A racing_cancellers/libuv::early_fire 70"),
+      std::string::npos);
+  const std::vector<Finding> many(12, notes[0]);
+  const std::string capped = github_notices(many, 10);
+  EXPECT_EQ(count_of(capped, "::notice "), 11u);
+  EXPECT_NE(capped.find("10 of 12 unpromised findings"), std::string::npos);
+
+  const std::string summary = step_summary(r, findings(r, ""), kStepSummaryCap, notes);
+  const auto failing = summary.find("| racing_cancellers/binary_heap |");
+  const auto table = summary.find("1 findings in passed cases that their subject does not");
+  ASSERT_NE(failing, std::string::npos);
+  ASSERT_NE(table, std::string::npos);
+  EXPECT_LT(failing, table);
+  EXPECT_NE(summary.find("| racing_cancellers/libuv | early_fire | 70 |"), std::string::npos);
+  EXPECT_EQ(summary.find("<script>"), std::string::npos);
+  const std::string tight = step_summary(r, findings(r, ""), 1200, many);
+  EXPECT_LE(tight.size(), 1200u);
+  EXPECT_NE(tight.find("more unpromised findings are in the JSON report"), std::string::npos);
+
+  const fs::path file =
+      fs::temp_directory_path() / ("tlab_github_notes_" + std::to_string(::getpid()) + ".md");
+  ::setenv("GITHUB_ACTIONS", "true", 1);
+  ::setenv("GITHUB_STEP_SUMMARY", file.c_str(), 1);
+  std::ostringstream err;
+  emit_github(r, findings(r, ""), notes, err);
+  EXPECT_EQ(count_of(err.str(), "::error "), 3u);
+  EXPECT_EQ(count_of(err.str(), "::notice "), 1u);
+  ::unsetenv("GITHUB_ACTIONS");
+  ::unsetenv("GITHUB_STEP_SUMMARY");
+  fs::remove(file);
+}
+
 // Under the cap every finding is a row; over it the rows stop, a truncation line
 // says how many are left, and the whole stays within the cap.
 TEST(GithubTest, StepSummaryIsCapped) {
@@ -99,11 +142,11 @@ TEST(GithubTest, EmitUnderGithubActions) {
   ::unsetenv("GITHUB_ACTIONS");
   ::setenv("GITHUB_STEP_SUMMARY", file.c_str(), 1);
   std::ostringstream quiet;
-  emit_github(r, found, quiet);
+  emit_github(r, found, {}, quiet);
   EXPECT_EQ(quiet.str(), "");
   ::setenv("GITHUB_ACTIONS", "true", 1);
   std::ostringstream err;
-  emit_github(r, found, err);
+  emit_github(r, found, {}, err);
   EXPECT_EQ(count_of(err.str(), "::error "), 3u);
   std::ifstream in(file);
   std::stringstream text;
@@ -111,7 +154,7 @@ TEST(GithubTest, EmitUnderGithubActions) {
   EXPECT_EQ(text.str().find("previous step\n## tlab check: 4 cases"), 0u);
   // A file already at the cap gets nothing more.
   fs::resize_file(file, kStepSummaryCap);
-  emit_github(r, found, err);
+  emit_github(r, found, {}, err);
   EXPECT_EQ(fs::file_size(file), kStepSummaryCap);
   ::unsetenv("GITHUB_ACTIONS");
   ::unsetenv("GITHUB_STEP_SUMMARY");

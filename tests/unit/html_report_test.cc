@@ -19,7 +19,7 @@ TEST(HtmlReportTest, SectionsAnchorsAndEscaping) {
   const Report r = ci_report();
   const std::string html = html_report(r, findings(r, "r.json"));
   for (const char* id :
-       {"summary", "cases", "oracles", "latency", "mutant-pairs", "replay", "end"}) {
+       {"summary", "cases", "oracles", "latency", "mutant-pairs", "replay", "unpromised", "end"}) {
     EXPECT_NE(html.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   }
   EXPECT_EQ(html.find("id=\"kill-matrix\""), std::string::npos);  // no kill_matrix in this report
@@ -30,6 +30,25 @@ TEST(HtmlReportTest, SectionsAnchorsAndEscaping) {
   EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
   EXPECT_NE(html.find("class=\"cdf\""), std::string::npos);
   EXPECT_NE(html.find("class=\"histogram\""), std::string::npos);
+}
+
+// Unpromised findings get their own section, counted in the summary; the hostile
+// example text is escaped there too. Without any, the section says so.
+TEST(HtmlReportTest, UnpromisedFindingsSection) {
+  const Report r = testing::with_unpromised(ci_report());
+  const std::string html = html_report(r, findings(r, "r.json"), unpromised_findings(r, "r.json"));
+  EXPECT_NE(html.find("id=\"unpromised-count\">1 passed cases have 1 findings"), std::string::npos);
+  const auto section = html.find("<section id=\"unpromised\">");
+  ASSERT_NE(section, std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"unpromised\"><td>racing_cancellers/libuv</td><td>early_fire"
+                      "</td><td>70</td>",
+                      section),
+            std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  const std::string none = html_report(ci_report(), findings(ci_report(), ""));
+  EXPECT_NE(none.find("<section id=\"unpromised\">"), std::string::npos);
+  EXPECT_EQ(none.find("id=\"unpromised-count\""), std::string::npos);
+  EXPECT_EQ(none.find("<tr class=\"unpromised\">"), std::string::npos);
 }
 
 // With a kill matrix (mutants, check --models) the page shows it: per mutant and

@@ -17,6 +17,7 @@
 #include "report/console.h"
 #include "report/junit.h"
 #include "subjects/subjects.h"
+#include "support/ci_report.h"
 #include "support/fake_runner.h"
 
 namespace tlab::tool {
@@ -263,6 +264,23 @@ TEST(ReportTest, JunitHasOneTestcasePerCase) {
   EXPECT_NE(xml.find("tests=\"4\" failures=\"3\" errors=\"1\""), std::string::npos);
 }
 
+// A passed case with findings its subject does not promise stays a pass in JUnit,
+// and its <system-out> lists them (escaped); a passed case without any has no body.
+TEST(ReportTest, JunitShowsUnpromisedFindingsOfPassedCases) {
+  const Report report = testing::with_unpromised(testing::ci_report());
+  const std::string xml = junit_xml(report);
+  const auto at = xml.find("name=\"libuv\"");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = xml.find("</testcase>", at);
+  ASSERT_NE(end, std::string::npos);
+  const std::string libuv = xml.substr(at, end - at);
+  EXPECT_EQ(libuv.find("<failure"), std::string::npos);
+  EXPECT_NE(libuv.find("<system-out>findings not promised by libuv"), std::string::npos);
+  EXPECT_NE(libuv.find("early_fire: 70 (first: &lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(libuv.find("double_resume"), std::string::npos);  // a zero count is no finding
+  EXPECT_NE(xml.find("name=\"hashed_wheel\" time=\"0.000\"/>"), std::string::npos);
+}
+
 // The table aligns every column and adds colour only when asked.
 TEST(ReportTest, TableIsAlignedAndColourOptional) {
   std::vector<Scenario> scenarios{make_scenario("alpha"), make_scenario("a_much_longer_name")};
@@ -326,6 +344,7 @@ TEST(ReportTest, SummaryCountsFindingsOfPassedCases) {
   }
   runner.script["beta/binary_heap"].violations["task_exceptions"] = {612,
                                                                      "Timer already cancelled"};
+  runner.script["alpha/binary_heap"].counters["refused"] = 100;
   Overrides o;
   o.strategy = "binary_heap";
   const Report report = execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
@@ -334,10 +353,13 @@ TEST(ReportTest, SummaryCountsFindingsOfPassedCases) {
                        "0 failed"),
             std::string::npos)
       << plain;
+  EXPECT_NE(plain.find("; 100 schedules refused by the subject in 1 cases"), std::string::npos)
+      << plain;
   test::FakeRunner quiet;
   const Report clean = execute_plan(plan_run(scenarios, o), scenarios, quiet, {"run", false, {}});
   EXPECT_NE(format_table(clean, false).find("3 cases: 3 passed, 0 failed"), std::string::npos)
       << format_table(clean, false);
+  EXPECT_EQ(format_table(clean, false).find("refused"), std::string::npos);
 }
 
 // NO_COLOR set to a non-empty value turns colour off even on a terminal.

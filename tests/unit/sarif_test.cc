@@ -45,6 +45,37 @@ TEST(FindingsTest, OneFindingPerFailingCaseWithItsRule) {
             "tlab replay REPORT.json --case racing_cancellers/binary_heap");
 }
 
+// A passed case's finding that its subject does not promise is no failing finding,
+// but an unpromised one (one per oracle with a count), located like a failing one;
+// the SARIF log carries it as a note, and it still validates.
+TEST(FindingsTest, UnpromisedFindingsAreNotesInSarif) {
+  const Report r = testing::with_unpromised(ci_report());
+  EXPECT_EQ(findings(r, "r.json").size(), 3u);
+  const std::vector<Finding> notes = unpromised_findings(r, "r.json");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_FALSE(notes[0].promised);
+  EXPECT_EQ(notes[0].rule, "early_fire");
+  EXPECT_EQ(notes[0].count, 70u);
+  EXPECT_EQ(notes[0].record->id, "racing_cancellers/libuv");
+  EXPECT_EQ(notes[0].file, "scenarios/racing_cancellers.json");
+  EXPECT_NE(notes[0].message.find("early_fire 70 (not promised by libuv): <script>"),
+            std::string::npos);
+  EXPECT_EQ(notes[0].replay, "tlab replay r.json --case racing_cancellers/libuv");
+  EXPECT_TRUE(unpromised_findings(ci_report(), "").empty());
+
+  const auto doc = sarif_json(r, findings(r, "r.json"), notes);
+  InputErrors errors;
+  EXPECT_TRUE(valid(doc, errors)) << (errors.empty() ? "" : errors[0].str());
+  const auto& results = doc["runs"][0]["results"];
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[0]["level"], "error");
+  EXPECT_EQ(results[3]["level"], "note");
+  EXPECT_EQ(results[3]["ruleId"], "early_fire");
+  EXPECT_EQ(results[3]["properties"]["promised"], false);
+  EXPECT_EQ(results[3]["properties"]["count"], 70);
+  EXPECT_EQ(results[3]["partialFingerprints"]["tlabCase/v1"], "racing_cancellers/libuv#early_fire");
+}
+
 // A built-in scenario is located at scenarios/<file>; a mutant case on its
 // `catches` entry, any other case on the "expect" key.
 TEST(FindingsTest, BuiltinScenarioLocatedInTheSourceTree) {

@@ -132,11 +132,12 @@ void add_ci_outputs(CLI::App& sub, OutputOptions& o) {
 
 void write_ci_outputs(const Report& report, const OutputOptions& o, const CliEnv& env) {
   const std::vector<Finding> found = findings(report, o.report_path);
+  const std::vector<Finding> notes = unpromised_findings(report, o.report_path);
   if (!o.sarif_path.empty()) {
-    write_file_atomic(o.sarif_path, sarif_json(report, found).dump(2) + "\n");
+    write_file_atomic(o.sarif_path, sarif_json(report, found, notes).dump(2) + "\n");
   }
-  if (!o.html_path.empty()) write_file_atomic(o.html_path, html_report(report, found));
-  emit_github(report, found, *env.err);
+  if (!o.html_path.empty()) write_file_atomic(o.html_path, html_report(report, found, notes));
+  emit_github(report, found, notes, *env.err);
 }
 
 bool check_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
@@ -280,12 +281,15 @@ ScenarioRun run_scenarios(
     }
     r.scenarios = std::move(*suite);
     if (subject != nullptr) {
-      r.scenarios = scenarios_for_subject(std::move(r.scenarios), *subject, false, errors, env);
+      r.scenarios = scenarios_for_subject(std::move(r.scenarios), *subject,
+                                          o.verbose ? Refusals::kList : Refusals::kCount, errors,
+                                          env);
     }
   } else {
     // A subject plays what it accepts; the engines' own check does not apply.
     r.scenarios = subject != nullptr ? scenarios_for_subject(loader.load_paths(paths, errors),
-                                                             *subject, true, errors, env)
+                                                             *subject, Refusals::kErrors, errors,
+                                                             env)
                                      : load_runnable(loader, paths, errors);
     if (interrupted()) {
       *env.err << "tlab: interrupted while loading scenarios; nothing was run\n";

@@ -70,6 +70,9 @@ struct OutputOptions {
   // --fail-on: findings (oracle names, or "any") that fail a passed case although
   // its subject does not promise them (fail_on_findings).
   std::vector<std::string> fail_on;
+  // -v (run and check, with --subject): list each built-in scenario the subject
+  // cannot play instead of counting them (subject_option.h add_verbose_option).
+  bool verbose = false;
 };
 // add_outputs: adds --report, --junit (if `junit`), add_ci_outputs, --json and
 // --fail-on bound to `o`.

@@ -52,10 +52,11 @@ tlab_subject shape_of(const SubjectFacts& f) {
 }
 
 std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
-                                            const SubjectFacts& subject, bool named,
+                                            const SubjectFacts& subject, Refusals refusals,
                                             InputErrors& errors, const CliEnv& env) {
   const tlab_subject shape = shape_of(subject);
   const runner::SubjectExtras extras = exec::extras_of(subject);
+  const std::size_t all = scenarios.size();
   std::vector<Scenario> out;
   for (Scenario& s : scenarios) {
     std::string why, pointer;
@@ -63,16 +64,28 @@ std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
       out.push_back(std::move(s));
       continue;
     }
-    if (named) {
+    if (refusals == Refusals::kErrors) {
       errors.push_back(
           {s.source, pointer.empty() ? "/" : pointer,
            fmt::format("subject {} cannot play this scenario: {}", subject.name, why)});
-    } else {
+    } else if (refusals == Refusals::kList) {
       *env.err << fmt::format("tlab: not applicable to subject {}: {} ({})\n", subject.name, s.name,
                               why);
     }
   }
+  if (refusals == Refusals::kCount && out.size() < all) {
+    *env.err << fmt::format(
+        "tlab: {} of {} built-in scenarios do not apply to subject {} (-v lists them, with why)\n",
+        all - out.size(), all, subject.name);
+  }
   return out;
+}
+
+void add_verbose_option(CLI::App& sub, bool& verbose) {
+  sub.add_flag("-v,--verbose", verbose,
+               "with --subject: list each built-in scenario the subject cannot play, and why "
+               "(else one line counts them)")
+      ->needs("--subject");
 }
 
 std::string describe_subject(const SubjectFacts& f) {

@@ -47,12 +47,22 @@ bool subject_overrides(const std::string& spec, const CliEnv& env, Overrides& ov
 // point into `f`, which must outlive it.
 tlab_subject shape_of(const SubjectFacts& f);
 
-// scenarios_for_subject: the scenarios `subject` can play. `named`: the user
-// named the files (a refusal is an error in `errors`); otherwise refusals are
-// printed on env.err as not applicable.
+// Which refusals scenarios_for_subject reports, and how.
+enum class Refusals {
+  kErrors,  // the user named the files: each refusal is an error in `errors`
+  kCount,   // the built-in suite: one line on env.err counting them
+  kList,    // the built-in suite under -v: one line on env.err per refusal, with why
+};
+
+// scenarios_for_subject: the scenarios `subject` can play; the others are
+// reported as `refusals` says.
 std::vector<Scenario> scenarios_for_subject(std::vector<Scenario> scenarios,
-                                            const SubjectFacts& subject, bool named,
+                                            const SubjectFacts& subject, Refusals refusals,
                                             InputErrors& errors, const CliEnv& env);
+
+// add_verbose_option: adds -v,--verbose bound to `verbose` (run and check with
+// --subject: list each built-in scenario the subject cannot play, and why).
+void add_verbose_option(CLI::App& sub, bool& verbose);
 
 // describe_subject: one line: "libuv: timer facility, loop-driven, own monotonic
 // clock; promises delivery, exactly_once, accurate_cancel, fifo_ties".

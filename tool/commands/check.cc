@@ -101,6 +101,7 @@ class CheckCommand final : public Command {
     // The other layers are not sharded: `tlab model --shard` splits the models.
     sub.get_option("--shard")->excludes("--models");
     add_outputs(sub, o_.outputs, /*junit=*/true);
+    add_verbose_option(sub, o_.outputs.verbose);
     add_example(sub, "tlab check --junit check.xml");
   }
 

@@ -224,7 +224,7 @@ class CompareCommand final : public Command {
     }
     if (!scenarios.empty() && !o.subjects.empty()) {
       for (const SubjectFacts& f : o.subjects) {
-        scenarios_for_subject(scenarios, f, /*named=*/true, errors, env);
+        scenarios_for_subject(scenarios, f, Refusals::kErrors, errors, env);
       }
     }
     o.strategies = strategies;

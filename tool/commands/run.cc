@@ -83,6 +83,7 @@ class RunCommand final : public Command {
         ->needs("--until-fail");
     add_shard_option(sub, o_.shard);
     add_outputs(sub, o_.outputs, /*junit=*/true);
+    add_verbose_option(sub, o_.outputs.verbose);
     add_example(sub, "tlab run scenarios/fixed_rate_drift.json --strategy binary_heap --seed 7");
   }
 

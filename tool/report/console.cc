@@ -228,6 +228,19 @@ std::string format_table(const Report& report, bool color) {
                            count(Outcome::kMissedHere));
   }
   summary += fmt::format(", {} errors, {} timeouts", s.errors, s.timeouts);
+  // A subject refuses a delay past its max_delay_ns (or a negative one): those
+  // timers were never armed, which a reader of "passed" should know.
+  std::uint64_t refused = 0;
+  std::size_t refusing = 0;
+  for (const CaseRecord& c : report.cases) {
+    const auto it = c.result.counters.find("refused");
+    if (it == c.result.counters.end() || it->second == 0) continue;
+    refused += it->second;
+    ++refusing;
+  }
+  if (refused > 0) {
+    summary += fmt::format("; {} schedules refused by the subject in {} cases", refused, refusing);
+  }
   if (s.mutant_pairs > 0) {
     summary += fmt::format("; mutants: {}/{} caught", s.mutants_caught.size(), s.mutant_pairs);
     if (!s.mutants_survived.empty()) {

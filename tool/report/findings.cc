@@ -98,6 +98,22 @@ std::string repo_relative(const std::string& path) {
   return path;
 }
 
+namespace {
+
+// locate: f's scenario file and line (the rule in findings.h).
+void locate(const Report& report, const CaseRecord& c, Finding& f) {
+  auto it = report.scenarios.find(c.scenario);
+  if (it == report.scenarios.end() || c.model) return;
+  const std::string& source = it->second.source;
+  f.file = source.starts_with("builtin:") ? "scenarios/" + source.substr(8) : repo_relative(source);
+  const std::string text = scenario_text(source);
+  if (c.mutant) f.line = line_of(text, fmt::format("\"{}\"", *c.mutant));
+  if (f.line == 0) f.line = line_of(text, "\"expect\"");
+  if (f.line == 0) f.line = line_of(text, "\"name\"");
+}
+
+}  // namespace
+
 std::vector<Finding> findings(const Report& report, const std::string& report_path) {
   std::vector<Finding> out;
   for (const CaseRecord& c : report.cases) {
@@ -113,17 +129,33 @@ std::vector<Finding> findings(const Report& report, const std::string& report_pa
                               c.mutant.value_or("expected_failure"), c.scenario, f.message);
     }
     f.replay = replay_of(c, report_path);
-    auto it = report.scenarios.find(c.scenario);
-    if (it != report.scenarios.end() && !c.model) {
-      const std::string& source = it->second.source;
-      f.file =
-          source.starts_with("builtin:") ? "scenarios/" + source.substr(8) : repo_relative(source);
-      const std::string text = scenario_text(source);
-      if (c.mutant) f.line = line_of(text, fmt::format("\"{}\"", *c.mutant));
-      if (f.line == 0) f.line = line_of(text, "\"expect\"");
-      if (f.line == 0) f.line = line_of(text, "\"name\"");
-    }
+    locate(report, c, f);
     out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Finding> unpromised_findings(const Report& report, const std::string& report_path) {
+  std::vector<Finding> out;
+  for (const CaseRecord& c : report.cases) {
+    if (report.outcome(c) != Outcome::kPass) continue;
+    for (const auto& [name, v] : c.result.violations) {
+      if (v.count == 0 || judged(name, c.result.promises)) continue;
+      Finding f;
+      f.record = &c;
+      f.outcome = Outcome::kPass;
+      // Only an oracle's key (or at_least.<oracle>) can be unpromised: judged().
+      f.rule = name.starts_with("at_least.") ? "at_least" : name;
+      f.promised = false;
+      f.count = v.count;
+      std::string first = v.first_example.substr(0, v.first_example.find('\n'));
+      if (first.size() > 160) first = first.substr(0, 157) + "...";
+      f.message = fmt::format("{} {} (not promised by {}){}{}", name, v.count, c.strategy,
+                              first.empty() ? "" : ": ", first);
+      f.replay = replay_of(c, report_path);
+      locate(report, c, f);
+      out.push_back(std::move(f));
+    }
   }
   return out;
 }

@@ -26,6 +26,17 @@
 // is that of the mutant's entry in `catches` for a mutant case, else the line of the
 // `"expect"` key, else of `"name"`; 0 when none is found (or the file is gone).
 //
+// Unpromised findings (unpromised_findings): a passed case can still have seen an
+// oracle's failure class that its subject does not promise (oracle.h, judged()):
+// a peer's documented behaviour, or a promise a subject chose not to make. They
+// fail nothing (`--fail-on` turns chosen ones into failures), but every output
+// shows them: SARIF as level "note", GitHub as `::notice`, JUnit in the passed
+// case's <system-out>, the HTML report in its own section. One per (case, oracle)
+// with a count, in case order, then oracle name order:
+//   rule     the oracle
+//   message  "<oracle> <count> (not promised by <strategy>): <first example>"
+//   count    the oracle's count in that case
+//
 // Replay: `tlab replay <report> --case <id>` (the report named by --report, or
 // REPORT.json when none was written); a model case's own command line; a property
 // run's property_command.
@@ -34,6 +45,7 @@
 // Ground rules: pure functions of the report and the file system.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,16 +65,21 @@ std::vector<FindingRule> finding_rules();
 struct Finding {
   const CaseRecord* record = nullptr;  // points into the Report
   Outcome outcome = Outcome::kViolation;
-  std::string rule;     // a FindingRule id
-  std::string message;  // the explanation (console.h case_explanation), one line
-  std::string file;     // relative to the repository root; "" when unknown
-  int line = 0;         // 1-based; 0 when unknown
-  std::string replay;   // the command line that re-runs the case
+  std::string rule;         // a FindingRule id
+  std::string message;      // the explanation (console.h case_explanation), one line
+  std::string file;         // relative to the repository root; "" when unknown
+  int line = 0;             // 1-based; 0 when unknown
+  std::string replay;       // the command line that re-runs the case
+  bool promised = true;     // false: a passed case's unpromised finding (a note)
+  std::uint64_t count = 0;  // unpromised only: the oracle's count in the case
 };
 
 // findings: one per failing case of `report`, in case order. `report_path` is where
 // the JSON report was written ("" when it was not).
 std::vector<Finding> findings(const Report& report, const std::string& report_path);
+
+// unpromised_findings: the notes above, for every passed case of `report`.
+std::vector<Finding> unpromised_findings(const Report& report, const std::string& report_path);
 
 // repo_relative: `path` relative to the root of the git repository that holds it
 // (the rule above), or `path` itself outside any repository.

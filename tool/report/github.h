@@ -1,6 +1,7 @@
 // tlab/tool/report/github.h: what a GitHub Actions job shows of a report:
-// `::error` workflow commands (annotations on the scenario file) and a Markdown
-// step summary.
+// `::error` workflow commands (annotations on the scenario file) for failing
+// cases, `::notice` for the findings of passed cases that their subject does not
+// promise (findings.h unpromised_findings), and a Markdown step summary of both.
 //
 // Active when GITHUB_ACTIONS is "true" (GitHub sets it in every job); finish()
 // (cli/common.h) then prints one annotation per finding (findings.h) on stderr (the
@@ -15,7 +16,8 @@
 // Annotations are capped too: GitHub shows at most 10 error annotations per step
 // (and 50 per job), so a run with thousands of failing cases would print thousands
 // of lines nobody sees; tlab prints the first kAnnotationCap and then one ::warning
-// saying how many were left out and that the report has them all.
+// saying how many were left out and that the report has them all. Notices have the
+// same limits and are capped the same way, separately.
 //
 // The summary is capped: GitHub refuses a step summary over 1 MiB, so what tlab
 // appends plus what the file already holds stays under kStepSummaryCap; the last
@@ -53,13 +55,21 @@ std::string github_escape_property(std::string_view s);
 std::string github_annotations(const std::vector<Finding>& found,
                                std::size_t cap = kAnnotationCap);
 
-// step_summary: the Markdown summary (verdict counts, one table row per finding),
-// at most `cap` bytes: rows that do not fit are replaced by a truncation line.
-std::string step_summary(const Report& report, const std::vector<Finding>& found, std::size_t cap);
+// github_notices: one "::notice file=F,line=L,title=T::message" line per unpromised
+// finding, for the first `cap`; when there are more, one more ::notice says how many
+// were left out.
+std::string github_notices(const std::vector<Finding>& notes, std::size_t cap = kAnnotationCap);
 
-// emit_github: when GITHUB_ACTIONS=true, writes the annotations on `err` and appends
-// the summary to $GITHUB_STEP_SUMMARY (capped with the file's current size counted).
-// Throws std::system_error when the summary file cannot be written.
-void emit_github(const Report& report, const std::vector<Finding>& found, std::ostream& err);
+// step_summary: the Markdown summary (verdict counts, one table row per finding,
+// then a table of the unpromised findings `notes`), at most `cap` bytes: rows that
+// do not fit are replaced by a truncation line counting what was left out.
+std::string step_summary(const Report& report, const std::vector<Finding>& found, std::size_t cap,
+                         const std::vector<Finding>& notes = {});
+
+// emit_github: when GITHUB_ACTIONS=true, writes the annotations and notices on `err`
+// and appends the summary to $GITHUB_STEP_SUMMARY (capped with the file's current
+// size counted). Throws std::system_error when the summary file cannot be written.
+void emit_github(const Report& report, const std::vector<Finding>& found,
+                 const std::vector<Finding>& notes, std::ostream& err);
 
 }  // namespace tlab::tool

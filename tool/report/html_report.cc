@@ -38,7 +38,7 @@ constexpr std::size_t kMaxSeries = 10;
 // bin of a short run still holds several samples.
 constexpr int kBinsPerDecade = 4;
 
-std::string summary_section(const Report& report) {
+std::string summary_section(const Report& report, const std::vector<Finding>& notes) {
   const Summary s = report.summary();
   const Environment& e = report.environment;
   std::string out = fmt::format(
@@ -46,6 +46,14 @@ std::string summary_section(const Report& report) {
       "{} failed, {} errors, {} timeouts, {} interrupted{}.</p>\n",
       xml_escape(report.command), s.cases, s.planned, s.passed, s.failed, s.errors, s.timeouts,
       s.interrupted, report.interrupted ? " (the run was interrupted)" : "");
+  if (!notes.empty()) {
+    std::set<const CaseRecord*> cases;
+    for (const Finding& f : notes) cases.insert(f.record);
+    out += fmt::format(
+        "<p id=\"unpromised-count\">{} passed cases have {} findings their subject does not "
+        "promise: <a href=\"#unpromised\">below</a>.</p>\n",
+        cases.size(), notes.size());
+  }
   if (s.mutant_pairs > 0) {
     out += fmt::format("<p>Mutant pairs: {}; caught: {}; survived: {}.</p>\n", s.mutant_pairs,
                        s.mutants_caught.size(),
@@ -240,6 +248,27 @@ std::string replay_section(const std::vector<Finding>& found) {
   return out + "</ol></section>\n";
 }
 
+// The unpromised findings: they fail nothing, so they are listed apart from the
+// failing cases, each with its count and replay command.
+std::string unpromised_section(const std::vector<Finding>& notes) {
+  std::string out =
+      "<section id=\"unpromised\"><h2>Findings the subject does not promise</h2>\n"
+      "<p>Passed cases saw these failure classes, which their subject does not promise to "
+      "avoid: they fail nothing (<code>--fail-on</code> turns them into failures).</p>\n";
+  if (notes.empty()) return out + "<p>None.</p></section>\n";
+  out +=
+      "<table><thead><tr><th>case</th><th>oracle</th><th>count</th><th>explanation</th>"
+      "<th>replay</th></tr></thead><tbody>\n";
+  for (const Finding& f : notes) {
+    out += fmt::format(
+        "<tr class=\"unpromised\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td><code>{}</code></td></tr>\n",
+        xml_escape(f.record->id), xml_escape(f.rule), f.count, xml_escape(f.message),
+        xml_escape(f.replay));
+  }
+  return out + "</tbody></table></section>\n";
+}
+
 constexpr const char* kStyle =
     "body{font-family:sans-serif;max-width:1500px;margin:1em auto;padding:0 1em}"
     "table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #ccc;padding:2px 6px;"
@@ -252,16 +281,18 @@ constexpr const char* kStyle =
 
 }  // namespace
 
-std::string html_report(const Report& report, const std::vector<Finding>& found) {
+std::string html_report(const Report& report, const std::vector<Finding>& found,
+                        const std::vector<Finding>& notes) {
   std::map<const CaseRecord*, std::size_t> finding_of;
   for (std::size_t i = 0; i < found.size(); ++i) finding_of[found[i].record] = i;
   return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>tlab {0}</title>\n"
-      "<style>{1}</style></head>\n<body><h1>tlab {0}</h1>\n{2}{3}{4}{5}{6}{7}{8}"
+      "<style>{1}</style></head>\n<body><h1>tlab {0}</h1>\n{2}{3}{4}{5}{6}{7}{8}{9}"
       "<footer id=\"end\">end of report</footer></body></html>\n",
-      xml_escape(report.command), kStyle, summary_section(report),
+      xml_escape(report.command), kStyle, summary_section(report, notes),
       cases_section(report, finding_of), oracles_section(report), latency_section(report),
-      mutant_pairs_section(report), kill_matrix_section(report), replay_section(found));
+      mutant_pairs_section(report), kill_matrix_section(report), replay_section(found),
+      unpromised_section(notes));
 }
 
 }  // namespace tlab::tool

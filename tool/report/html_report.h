@@ -24,6 +24,9 @@
 //   |               | layer the best check, detections/trials (the rate) and the time    |
 //   | replay        | per failing case (findings.h) an anchor replay-<n> with its rule,  |
 //   |               | explanation and replay command                                     |
+//   | unpromised    | per unpromised finding of a passed case (findings.h): case,        |
+//   |               | oracle, count, explanation, replay command; counted in summary     |
+//   |               | (id unpromised-count)                                              |
 // clang-format on
 // All text from the report is XML-escaped.
 //
@@ -37,7 +40,9 @@
 
 namespace tlab::tool {
 
-// html_report: the page for `report`, whose findings are `found`.
-std::string html_report(const Report& report, const std::vector<Finding>& found);
+// html_report: the page for `report`, whose findings are `found` and whose
+// unpromised findings are `notes`.
+std::string html_report(const Report& report, const std::vector<Finding>& found,
+                        const std::vector<Finding>& notes = {});
 
 }  // namespace tlab::tool

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "oracles/oracles.h"
+
 namespace tlab::tool {
 
 std::string xml_escape(std::string_view text) {
@@ -88,8 +90,22 @@ std::string testcase_xml(const CaseRecord& c, Outcome o) {
           "      <system-out>the mutant does not show on this strategy; another case of the "
           "same scenario caught it</system-out>\n";
       break;
-    case Outcome::kPass:
+    case Outcome::kPass: {
+      // Findings the subject does not promise fail nothing, but a reader of the
+      // JUnit file sees them (findings.h, unpromised findings).
+      std::string seen;
+      for (const auto& [n, v] : c.result.violations) {
+        if (v.count == 0 || judged(n, c.result.promises)) continue;
+        seen += fmt::format("{}: {} (first: {})\n", n, v.count, v.first_example);
+      }
+      if (!seen.empty()) {
+        body = fmt::format(
+            "      <system-out>findings not promised by {} (they fail nothing; --fail-on "
+            "turns them into failures):\n{}</system-out>\n",
+            xml_escape(c.strategy), xml_escape(seen));
+      }
       break;
+    }
   }
   const std::string open =
       fmt::format("    <testcase classname=\"tlab.{}\" name=\"{}\" time=\"{:.3f}\"",

@@ -4,7 +4,8 @@
 // <testcase> per case (classname "tlab.<scenario>", name "<strategy>" or
 // "<strategy>/<mutant>"). Verdicts map as:
 //   | verdict                  | element                                         |
-//   | pass                     | none                                            |
+//   | pass                     | none; with findings its subject does not promise|
+//   |                          | (findings.h), <system-out> listing each         |
 //   | fail                     | <failure> with every violation and its example  |
 //   | error, timeout           | <error> with the runner's message               |
 //   | interrupted              | <skipped>                                       |

@@ -3,7 +3,8 @@
 
 namespace tlab::tool {
 
-nlohmann::ordered_json sarif_json(const Report& report, const std::vector<Finding>& found) {
+nlohmann::ordered_json sarif_json(const Report& report, const std::vector<Finding>& found,
+                                  const std::vector<Finding>& notes) {
   using J = nlohmann::ordered_json;
   const std::vector<FindingRule> rules = finding_rules();
   J rule_list = J::array();
@@ -13,13 +14,17 @@ nlohmann::ordered_json sarif_json(const Report& report, const std::vector<Findin
                          {"defaultConfiguration", {{"level", "error"}}}});
   }
   J results = J::array();
-  for (const Finding& f : found) {
+  std::vector<const Finding*> all;
+  for (const Finding& f : found) all.push_back(&f);
+  for (const Finding& f : notes) all.push_back(&f);
+  for (const Finding* each : all) {
+    const Finding& f = *each;
     std::size_t index = 0;
     while (index < rules.size() && rules[index].id != f.rule) ++index;
     const CaseRecord& c = *f.record;
     J result = {{"ruleId", f.rule},
                 {"ruleIndex", index},
-                {"level", "error"},
+                {"level", f.promised ? "error" : "note"},
                 {"message", {{"text", f.message}}}};
     if (!f.file.empty()) {
       J physical = {{"artifactLocation", {{"uri", f.file}, {"uriBaseId", "SRCROOT"}}}};
@@ -28,12 +33,16 @@ nlohmann::ordered_json sarif_json(const Report& report, const std::vector<Findin
     }
     // Code scanning matches a result across runs by its fingerprints: the case id
     // names the same (scenario, strategy, mutant) in every run.
-    result["partialFingerprints"] = {{"tlabCase/v1", c.id}};
+    result["partialFingerprints"] = {{"tlabCase/v1", f.promised ? c.id : c.id + "#" + f.rule}};
     J props = {{"case", c.id}, {"scenario", c.scenario}, {"strategy", c.strategy}};
     if (c.mutant) props["mutant"] = *c.mutant;
     props["seed"] = c.seed;
     props["verdict"] = name_of(c.result.verdict);
     props["replay"] = f.replay;
+    if (!f.promised) {
+      props["promised"] = false;
+      props["count"] = f.count;
+    }
     result["properties"] = std::move(props);
     results.push_back(std::move(result));
   }
