@@ -133,10 +133,15 @@ TEST(CliTest, FailOnTurnsChosenFindingsIntoFailures) {
   const std::string junit = slurp(dir / "u.xml");
   EXPECT_NE(junit.find("<system-out>findings not promised by libuv"), std::string::npos) << junit;
   EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
+  // Each unpromised oracle is one note; early_fire is among them (a loaded machine
+  // could add another unpromised oracle, never a failing one).
   const auto sarif = nlohmann::json::parse(slurp(dir / "u.sarif"));
-  ASSERT_EQ(sarif["runs"][0]["results"].size(), 1u) << sarif.dump(2);
-  EXPECT_EQ(sarif["runs"][0]["results"][0]["level"], "note");
-  EXPECT_EQ(sarif["runs"][0]["results"][0]["ruleId"], "early_fire");
+  bool early = false;
+  for (const auto& result : sarif["runs"][0]["results"]) {
+    EXPECT_EQ(result["level"], "note") << result.dump(2);
+    early = early || result["ruleId"] == "early_fire";
+  }
+  EXPECT_TRUE(early) << sarif.dump(2);
   const std::string html = slurp(dir / "u.html");
   EXPECT_NE(html.find("<tr class=\"unpromised\"><td>facility_races/libuv</td><td>early_fire"),
             std::string::npos);

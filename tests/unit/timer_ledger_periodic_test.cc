@@ -189,6 +189,31 @@ TEST(TimerLedgerPeriodicTest, ALateRunMovesAFixedDelaySeriesWithoutALoss) {
   EXPECT_EQ(l.count(Oracle::kLostTimer), 1u) << l.all();
 }
 
+// The firing thread may tell the ledger of run 0 before the scheduling thread,
+// whose schedule_periodic() has returned, tells it armed(): the series has moved
+// on by then, and the late armed() must not put run 1's due time back to run 0's
+// (libuv under load: run 1 judged late against run 0's due time). For every kind.
+TEST(TimerLedgerPeriodicTest, AnArmedThatArrivesAfterTheFirstRunKeepsTheNextRunsDue) {
+  for (const std::uint32_t kind :
+       {TLAB_PERIODIC_FIXED_RATE, TLAB_PERIODIC_FIXED_RATE_SKIP, TLAB_PERIODIC_FIXED_DELAY}) {
+    Ledger l = late_ledger();
+    l->schedule(1, LedgerSchedule{.owner = "scheduler#0",
+                                  .at = LedgerInstant{0, 0},
+                                  .delay = 1000,
+                                  .period = 1000,
+                                  .periodic = kind});
+    run(l, 1, 1000);  // run 1 is due at 2000
+    l->armed(1, 101, 0);
+    EXPECT_EQ(l->view(1)->deadline, 2000) << kind;
+    poll(l, 1500);  // before run 1's due time: passes nothing over
+    run(l, 1, 2000);
+    EXPECT_TRUE(l.quiet()) << kind << ": " << l.all();
+    poll(l, 3200);  // run 2 is due at 3000: this poll passes it over
+    run(l, 1, 3300);
+    EXPECT_EQ(l.count(Oracle::kLateFire), 1u) << kind << ": " << l.all();
+  }
+}
+
 // One run at a time: a fire of the series before the last run's callback
 // returned (run_ended) is overlapping_run; after it, quiet.
 TEST(TimerLedgerPeriodicTest, ARunWhileThePreviousIsInItsCallbackOverlaps) {

@@ -194,7 +194,10 @@ void TimerLedger::armed(std::uint64_t cookie, std::uint64_t handle,
     Record& r = it->second;
     r.handle = handle;
     r.has_handle = true;
-    r.late_from = late_from.value_or(r.scheduled.t);
+    // A series whose first run the firing thread reported before this call (the
+    // scheduling thread's armed() can lag its schedule's return) has moved on:
+    // next_run set the due time of the run to come, which this call predates.
+    if (r.period == 0 || r.run == 0) r.late_from = late_from.value_or(r.scheduled.t);
     r.armed_step = step_;  // a poll that takes a later step began after this
   }
 }
