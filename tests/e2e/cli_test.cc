@@ -115,42 +115,41 @@ TEST(CliTest, UsageErrorsExitTwoAndNameTheFlag) {
 }
 
 // --fail-on turns a passed case's unpromised finding into a failure, saying so;
-// without it the same run passes and its summary still counts the finding.
-// libuv does not promise never_early, and its millisecond loop clock fires about
-// a quarter of timers early (peer_libuv.cc: 266 of 1000 in compare; the floor of
-// uv_now plus the ceiling of the delay, and a busier machine makes uv_now staler,
-// so more): none of facility_races' ~2000 timers early has odds near 0.75^2000.
+// without it the same run passes and its summary still counts the finding. The
+// subject fires one tick early and does not promise never_early; on the virtual
+// clock of facility_ties its early fires happen in every run, whatever the load
+// (a real clock's early fires do not: libuv's vanish when its loop runs late).
 TEST(CliTest, FailOnTurnsChosenFindingsIntoFailures) {
-  const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/scenarios/facility_races.json";
+  const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/scenarios/facility_ties.json";
+  const std::string subject = TLAB_EARLY_UNPROMISED;
   const fs::path dir = fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
   const Result plain =
-      tlab({"run", scenario, "--subject", "libuv", "--junit", (dir / "u.xml").string(), "--sarif",
+      tlab({"run", scenario, "--subject", subject, "--junit", (dir / "u.xml").string(), "--sarif",
             (dir / "u.sarif").string(), "--html", (dir / "u.html").string()});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_NE(plain.out.find("1 passed (1 with findings: early_fire "), std::string::npos)
       << plain.out;
   // Every output shows the finding, none as a failure (report/findings.h).
   const std::string junit = slurp(dir / "u.xml");
-  EXPECT_NE(junit.find("<system-out>findings not promised by libuv"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<system-out>findings not promised by test_subject_early_unpromised"),
+            std::string::npos)
+      << junit;
   EXPECT_EQ(junit.find("<failure"), std::string::npos) << junit;
-  // Each unpromised oracle is one note; early_fire is among them (a loaded machine
-  // could add another unpromised oracle, never a failing one).
   const auto sarif = nlohmann::json::parse(slurp(dir / "u.sarif"));
-  bool early = false;
-  for (const auto& result : sarif["runs"][0]["results"]) {
-    EXPECT_EQ(result["level"], "note") << result.dump(2);
-    early = early || result["ruleId"] == "early_fire";
-  }
-  EXPECT_TRUE(early) << sarif.dump(2);
+  ASSERT_EQ(sarif["runs"][0]["results"].size(), 1u) << sarif.dump(2);
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["level"], "note");
+  EXPECT_EQ(sarif["runs"][0]["results"][0]["ruleId"], "early_fire");
   const std::string html = slurp(dir / "u.html");
-  EXPECT_NE(html.find("<tr class=\"unpromised\"><td>facility_races/libuv</td><td>early_fire"),
+  EXPECT_NE(html.find("<tr "
+                      "class=\"unpromised\"><td>facility_ties/test_subject_early_unpromised</"
+                      "td><td>early_fire"),
             std::string::npos);
-  const Result gated = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "early_fire"});
+  const Result gated = tlab({"run", scenario, "--subject", subject, "--fail-on", "early_fire"});
   EXPECT_EQ(gated.code, 1) << gated.out << gated.err;
   EXPECT_NE(gated.out.find("0 passed, 1 failed"), std::string::npos) << gated.out;
-  const Result other = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "fifo_order"});
+  const Result other = tlab({"run", scenario, "--subject", subject, "--fail-on", "fifo_order"});
   EXPECT_EQ(other.code, 0) << other.out;
-  const Result any = tlab({"run", scenario, "--subject", "libuv", "--fail-on", "any", "--json"});
+  const Result any = tlab({"run", scenario, "--subject", subject, "--fail-on", "any", "--json"});
   EXPECT_EQ(any.code, 1) << any.err;
   EXPECT_NE(any.out.find("--fail-on: early_fire="), std::string::npos) << any.out;
 }

@@ -15,6 +15,8 @@
  *   |---------------------------|-------------------------------------------------|---------------------|
  *   | (none)                    | correct                                         | none                |
  *   | TLAB_TEST_BUG_EARLY       | fires one tick early                            | early_fire          |
+ *   | TLAB_TEST_BUG_EARLY_      | the same, but the facility does not promise     | early_fire, not     |
+ *   |   UNPROMISED              | never_early: a passed case with a finding       | promised (a pass)   |
  *   | TLAB_TEST_BUG_LATE        | fires ten ticks late (polls skip what is due    | late_fire           |
  *   |                           | within ten ticks of now)                        |                     |
  *   | TLAB_TEST_BUG_SAME_PASS   | poll fires while the earliest timer is due, so a| same_pass_fire,     |
@@ -64,6 +66,13 @@
 #include <time.h>
 
 #include "tlab/subject.h"
+
+#ifdef TLAB_TEST_BUG_EARLY_UNPROMISED
+#define TLAB_TEST_BUG_EARLY
+#define SUBJECT_NEVER_EARLY 0
+#else
+#define SUBJECT_NEVER_EARLY TLAB_PROMISE_NEVER_EARLY
+#endif
 
 #ifndef TLAB_TEST_SUBJECT_NAME
 #define TLAB_TEST_SUBJECT_NAME "test_subject_correct"
@@ -545,7 +554,7 @@ static const tlab_subject kSubject = {
     SUBJECT_DRIVE,
     SUBJECT_CLOCK,
     0,
-    TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
+    TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | SUBJECT_NEVER_EARLY |
         TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_FIFO_TIES | TLAB_PROMISE_PENDING_COUNT |
         SUBJECT_PROMISES,
     0,
