@@ -178,6 +178,37 @@ TEST(CliTest, RefusalsAreCountedAndListedUnderVerbose) {
   EXPECT_NE(alone.err.find("--subject"), std::string::npos) << alone.err;
 }
 
+// A field only a subject plays is refused by plain validate with the hint to use
+// --subject, and validate takes --subject: the same file is then ok for a subject
+// that can play it, and refused, naming the pointer, for one that cannot.
+TEST(CliTest, ValidateTakesASubject) {
+  const fs::path dir = fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string file = (dir / "stale.json").string();
+  std::ofstream(file) << R"({
+    "name": "stale",
+    "description": "cancels of settled timers' handles",
+    "engine": {"strategies": ["all"], "tick_us": 100, "clock": "virtual"},
+    "actors": [{"role": "scheduler", "count": 1, "delay_us": {"fixed": 100},
+                "stale_probability": 0.5},
+               {"role": "timer_thread", "count": 1}],
+    "run": {"operations": 50, "budget_s": 10, "seed": 1}
+  })";
+  const Result plain = tlab({"validate", file});
+  EXPECT_EQ(plain.code, 2) << plain.out << plain.err;
+  EXPECT_NE(plain.err.find("/actors/0/stale_probability"), std::string::npos) << plain.err;
+  EXPECT_NE(plain.err.find("or run with --subject"), std::string::npos) << plain.err;
+  const Result libuv = tlab({"validate", file, "--subject", "libuv"});
+  EXPECT_EQ(libuv.code, 0) << libuv.err;
+  EXPECT_NE(libuv.out.find(": ok (stale)"), std::string::npos) << libuv.out;
+  const Result wait = tlab({"validate", file, "--subject", "timed_semaphore"});
+  EXPECT_EQ(wait.code, 2) << wait.out << wait.err;
+  EXPECT_NE(wait.err.find("subject timed_semaphore cannot play this scenario"), std::string::npos)
+      << wait.err;
+  const Result missing = tlab({"validate", file, "--subject", "no_such_subject"});
+  EXPECT_EQ(missing.code, 2) << missing.err;
+}
+
 // `tlab list KIND --json` parses and lists exactly the catalogue.
 TEST(CliTest, ListJsonMatchesCatalogues) {
   const std::vector<std::pair<std::string, std::size_t>> kinds = {

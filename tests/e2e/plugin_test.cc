@@ -80,6 +80,20 @@ TEST_F(PluginTest, BadDescriptorsAreExit2NamingLibraryAndField) {
   }
 }
 
+// A plugin named without '/' is not looked for in the current folder (dlopen's
+// rule); when a file of that name is there, the error says to write ./NAME.
+TEST_F(PluginTest, ANameInTheCurrentFolderGetsTheDotSlashHint) {
+  fs::copy_file(bad("wrong_abi"), scratch_ / "my_timer.so");
+  const CliResult here = tlab::testing::run_tlab(TLAB_BIN, {"run", "--subject", "my_timer.so"},
+                                                 scratch_, scratch_.string());
+  EXPECT_EQ(here.code, 2) << here.err;
+  EXPECT_NE(here.err.find("for the file here, write --subject ./my_timer.so"), std::string::npos)
+      << here.err;
+  const CliResult elsewhere = tlab({"run", "--subject", "my_timer.so"});
+  EXPECT_EQ(elsewhere.code, 2) << elsewhere.err;
+  EXPECT_EQ(elsewhere.err.find("write --subject ./"), std::string::npos) << elsewhere.err;
+}
+
 // An entry point that never returns is given up on (the probe's limit) and
 // reported as hung, without running any case.
 TEST_F(PluginTest, HungEntryPointIsExit2) {
@@ -128,8 +142,8 @@ TEST_F(PluginTest, SubjectExcludesCoreOnlyFlags) {
 TEST_F(PluginTest, CrashAndHangInsideACaseAreVerdicts) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
   const fs::path report = scratch_ / "r.json";
-  CliResult res = tlab({"run", scenario, "--subject", TLAB_CRASH_SUBJECT, "--report",
-                        report.string()});
+  CliResult res =
+      tlab({"run", scenario, "--subject", TLAB_CRASH_SUBJECT, "--report", report.string()});
   EXPECT_EQ(res.code, 1) << res.out << res.err;
   auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
   ASSERT_EQ(doc["cases"].size(), 1u);
@@ -151,8 +165,8 @@ TEST_F(PluginTest, CrashAndHangInsideACaseAreVerdicts) {
 // built-in timed-wait scenarios on the generic driver, and passes them.
 TEST_F(PluginTest, BuiltinTimedWaitPassesItsScenarios) {
   const fs::path report = scratch_ / "r.json";
-  const CliResult res = tlab({"check", "--subject", "timed_semaphore", "--report",
-                              report.string()});
+  const CliResult res =
+      tlab({"check", "--subject", "timed_semaphore", "--report", report.string()});
   EXPECT_EQ(res.code, 0) << res.out << res.err;
   const auto doc = nlohmann::json::parse(tlab::testing::slurp(report));
   ASSERT_GE(doc["cases"].size(), 2u);
@@ -186,8 +200,8 @@ TEST_F(PluginTest, BuiltinSelfDrivenFacilitiesPassTheirScenarios) {
 TEST_F(PluginTest, PropertyCaseNamesTheBrokenPromise) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
   const fs::path report = scratch_ / "r.json";
-  CliResult res = tlab({"check", scenario, "--subject", TLAB_LATE_SUBJECT, "--report",
-                        report.string()});
+  CliResult res =
+      tlab({"check", scenario, "--subject", TLAB_LATE_SUBJECT, "--report", report.string()});
   EXPECT_EQ(res.code, 1) << res.out << res.err;
   auto property_of = [&](const fs::path& p) {
     const auto doc = nlohmann::json::parse(tlab::testing::slurp(p));
@@ -214,10 +228,10 @@ TEST_F(PluginTest, PropertyCaseNamesTheBrokenPromise) {
 // that segfaults in a cell gets a FAILED line naming the cell and signal, exit 1,
 // and the other subjects' rows are still measured.
 TEST_F(PluginTest, CompareMeasuresPluginsInAChild) {
-  const std::vector<std::string> common{"compare",    "--strategies", "binary_heap",
-                                        "--workload", "insert_cancel", "--pending",
-                                        "1000",       "--cell-ms",     "2",
-                                        "--samples",  "20"};
+  const std::vector<std::string> common{
+      "compare",   "--strategies", "binary_heap", "--workload", "insert_cancel",
+      "--pending", "1000",         "--cell-ms",   "2",          "--samples",
+      "20"};
   std::vector<std::string> args = common;
   args.insert(args.end(), {"--subject", TLAB_GOOD_SUBJECT});
   CliResult res = tlab(args);
@@ -239,8 +253,8 @@ TEST_F(PluginTest, CompareMeasuresPluginsInAChild) {
 TEST_F(PluginTest, SubjectCaseReplays) {
   const std::string scenario = std::string(TLAB_E2E_DIR) + "/plugins/facility_small.json";
   const fs::path report = scratch_ / "r.json";
-  CliResult res = tlab({"run", scenario, "--subject", TLAB_CRASH_SUBJECT, "--report",
-                        report.string()});
+  CliResult res =
+      tlab({"run", scenario, "--subject", TLAB_CRASH_SUBJECT, "--report", report.string()});
   ASSERT_EQ(res.code, 1) << res.err;
   res = tlab({"replay", report.string()});
   EXPECT_EQ(res.code, 1) << res.err;

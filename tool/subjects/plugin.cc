@@ -279,6 +279,15 @@ const tlab_subject* open_with_stages(const std::string& spec, std::string& error
     const char* e = ::dlerror();
     error = fmt::format("--subject {}: cannot load {}: {}", spec, s.library,
                         e != nullptr ? e : "unknown dlopen error");
+    // dlopen searches a name without '/' on the library path only, never the
+    // current folder: a user who names a file here means ./NAME.
+    struct stat here {};
+    if (s.library.find('/') == std::string::npos && ::stat(s.library.c_str(), &here) == 0) {
+      error += fmt::format(
+          " (a name without '/' is looked up on the library path, not in the current folder; "
+          "for the file here, write --subject ./{})",
+          s.library);
+    }
     return nullptr;
   }
   ::dlerror();
