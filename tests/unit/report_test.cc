@@ -330,6 +330,28 @@ TEST(ReportTest, TableMarksFindingsNotPromised) {
       << plain;
 }
 
+// A timeout's detail leads with the runner's reason, not with a finding's example
+// that the case happened to see before it hung.
+TEST(ReportTest, ATimeoutLeadsWithItsCause) {
+  std::vector<Scenario> scenarios{make_scenario("alpha")};
+  test::FakeRunner runner;
+  CaseResult& r = runner.script["alpha/binary_heap"];
+  r.verdict = Verdict::kTimeout;
+  r.violations["early_fire"] = {3, "cookie 7 fired 20us early"};
+  r.message = "no answer after 1.0 s to line 1763 `schedule` id 1267\nactor states: ...";
+  Overrides o;
+  o.strategy = "binary_heap";
+  const Report report =
+      execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
+  const std::string plain = format_table(report, false);
+  EXPECT_NE(plain.find("timeout  0.01s  no answer after 1.0 s to line 1763 `schedule` id 1267; "
+                       "early_fire=3"),
+            std::string::npos)
+      << plain;
+  EXPECT_EQ(plain.find("fired 20us early"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("actor states"), std::string::npos) << plain;
+}
+
 // A green summary says what it saw: passed cases' unpromised findings are counted
 // per case and totalled per oracle; a judged one fails the case instead.
 TEST(ReportTest, SummaryCountsFindingsOfPassedCases) {

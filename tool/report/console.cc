@@ -116,9 +116,19 @@ std::string case_explanation(const CaseRecord& c) {
     parts.push_back(fmt::format("sanitizer_reports={}", c.result.sanitizer_reports.size()));
   }
   std::string detail = fmt::format("{}", fmt::join(parts, " "));
+  // A timeout or an error is explained by the runner's message (what the case was
+  // waiting for, which call failed), not by a finding it happened to see first.
+  const bool cut_short =
+      c.result.verdict == Verdict::kTimeout || c.result.verdict == Verdict::kError;
+  if (cut_short && !c.result.message.empty()) {
+    std::string why = c.result.message.substr(0, c.result.message.find('\n'));
+    if (why.size() > 200) why = why.substr(0, 197) + "...";
+    detail = detail.empty() ? why : why + "; " + detail;
+  }
   // The first violation's own sentence, so a reader sees what happened, not just
   // how often: the first key in report order whose count is not zero.
   for (const bool want_judged : {true, false}) {
+    if (cut_short && !c.result.message.empty()) break;
     bool found = false;
     for (const auto& [name, v] : c.result.violations) {
       if (v.count == 0 || v.first_example.empty()) continue;
