@@ -307,19 +307,26 @@ TEST(ReportTest, TableIsAlignedAndColourOptional) {
   EXPECT_NE(format_table(report, true).find("\x1b["), std::string::npos);
 }
 
+// alpha_run: a run of scenario alpha on binary_heap whose one case the runner
+// answers with `r`.
+Report alpha_run(const CaseResult& r) {
+  std::vector<Scenario> scenarios{make_scenario("alpha")};
+  test::FakeRunner runner;
+  runner.script["alpha/binary_heap"] = r;
+  Overrides o;
+  o.strategy = "binary_heap";
+  return execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
+}
+
 // A finding whose promise the subject does not make is marked "(not promised)"
 // and a judged finding's sentence is shown before it; a promised one is unmarked.
 TEST(ReportTest, TableMarksFindingsNotPromised) {
-  std::vector<Scenario> scenarios{make_scenario("alpha")};
-  test::FakeRunner runner;
-  CaseResult& r = runner.script["alpha/binary_heap"];
+  CaseResult r;
   r.verdict = Verdict::kFail;
   r.violations["early_fire"] = {4, "timer 3 fired 20us early"};
   r.violations["lost_timer"] = {1, "timer 9 was lost"};
   r.promises = PromiseSet(Promise::kDelivery);
-  Overrides o;
-  o.strategy = "binary_heap";
-  Report report = execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
+  Report report = alpha_run(r);
   std::string plain = format_table(report, false);
   EXPECT_NE(plain.find("early_fire=4 (not promised) lost_timer=1: timer 9 was lost"),
             std::string::npos)
@@ -333,17 +340,11 @@ TEST(ReportTest, TableMarksFindingsNotPromised) {
 // A timeout's detail leads with the runner's reason, not with a finding's example
 // that the case happened to see before it hung.
 TEST(ReportTest, ATimeoutLeadsWithItsCause) {
-  std::vector<Scenario> scenarios{make_scenario("alpha")};
-  test::FakeRunner runner;
-  CaseResult& r = runner.script["alpha/binary_heap"];
+  CaseResult r;
   r.verdict = Verdict::kTimeout;
   r.violations["early_fire"] = {3, "cookie 7 fired 20us early"};
   r.message = "no answer after 1.0 s to line 1763 `schedule` id 1267\nactor states: ...";
-  Overrides o;
-  o.strategy = "binary_heap";
-  const Report report =
-      execute_plan(plan_run(scenarios, o), scenarios, runner, {"run", false, {}});
-  const std::string plain = format_table(report, false);
+  const std::string plain = format_table(alpha_run(r), false);
   EXPECT_NE(plain.find("timeout  0.01s  no answer after 1.0 s to line 1763 `schedule` id 1267; "
                        "early_fire=3"),
             std::string::npos)
