@@ -21,8 +21,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -197,6 +197,50 @@ TEST_F(ShardMergeTest, MergedCheckEqualsUnshardedCheck) {
   EXPECT_EQ(load("merged.json")["summary"]["mutants_caught"].size(), 4u);
 }
 
+// check --subject: the property layer is one more case of the plan, run by one
+// shard only, so for n = 1 and 3 the merge equals the unsharded run, property case
+// included. A subject's *_cost histograms time its calls on the real clock, so
+// they are stripped as durations are.
+TEST_F(ShardMergeTest, MergedSubjectCheckIncludesThePropertyCaseOnce) {
+  // The virtual-clock scenarios a queue subject plays (it has no periodic timers).
+  const auto check = [&](const std::string& report, const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"check",     scenario_files()[0], scenario_files()[2],
+                                  "--subject", "binary_heap",       "--property-tests",
+                                  "500",       "--report",          path(report)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = tlab(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return load(report);
+  };
+  const auto strip_costs = [](Json report) {
+    report = strip(std::move(report), false);
+    for (Json& c : report["cases"]) {
+      for (auto it = c["latency"].begin(); it != c["latency"].end();) {
+        it = it.key().ends_with("_cost") ? c["latency"].erase(it) : std::next(it);
+      }
+    }
+    return report;
+  };
+  const Json whole = strip_costs(check("whole.json", {}));
+  ASSERT_EQ(whole["cases"].size(), 3u) << whole.dump(2);
+  ASSERT_EQ(whole["cases"].back()["scenario"], "properties") << whole.dump(2);
+  for (std::uint32_t n : {1u, 3u}) {
+    std::vector<std::string> args{"merge"};
+    std::size_t properties = 0;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::string name = fmt::format("subject-shard{}.json", i);
+      const Json shard = check(name, {"--shard", fmt::format("{}/{}", i, n)});
+      for (const Json& c : shard["cases"]) properties += c["scenario"] == "properties";
+      args.push_back(path(name));
+    }
+    EXPECT_EQ(properties, 1u) << "n=" << n;
+    args.insert(args.end(), {"--report", path("merged.json")});
+    const auto r = tlab(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(strip_costs(load("merged.json")), whole) << "n=" << n;
+  }
+}
+
 // Each system's variables, set as that system sets them for 3 workers, give the
 // same shards as --shard: the merge equals the unsharded run, and tlab says which
 // variables it read.
@@ -306,8 +350,8 @@ TEST_F(ShardMergeTest, MergeRefusesWhatIsNotOneRunsShards) {
 // `tlab mutants` over the sim layer, small enough for ctest (2 seeded schedules
 // per trial): deterministic, so the unsharded and the merged matrix compare exactly
 // once times are stripped (strip_matrix).
-const std::vector<std::string> kMutantsArgs{"mutants", "--layers", "sim", "--sim-trials", "1",
-                                            "--sim-schedules", "2"};
+const std::vector<std::string> kMutantsArgs{"mutants", "--layers",        "sim", "--sim-trials",
+                                            "1",       "--sim-schedules", "2"};
 
 // strip_matrix: a report's kill matrix without the wall times (layers' seconds and
 // the detection times), which differ between any two runs, and without which check
@@ -320,8 +364,8 @@ Json strip_matrix(const Json& report) {
   for (Json& row : m["mutants"]) {
     for (const char* list : {"caught_by", "flaky"}) {
       for (Json& c : row[list]) {
-        for (const char* timed : {"time_to_detection_s", "max_time_to_detection_s", "check",
-                                  "detail"}) {
+        for (const char* timed :
+             {"time_to_detection_s", "max_time_to_detection_s", "check", "detail"}) {
           c.erase(timed);
         }
       }

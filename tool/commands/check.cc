@@ -24,8 +24,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/common.h"
 #include "cli/shard_option.h"
@@ -33,6 +33,7 @@
 #include "layers/kill_matrix.h"
 #include "layers/layers.h"
 #include "layers/subject_property_run.h"
+#include "plan/shard_plan.h"
 #include "plan/trials.h"
 
 namespace tlab::tool {
@@ -133,12 +134,21 @@ class CheckCommand final : public Command {
     Report& report = r.report;
     // A subject on tlab's clock also gets the property layer: random ABI call
     // sequences against the reference model, shrunk to a replayable transcript.
+    // Sharded, it is one more case of the plan, run by the shard its key names.
     if (subject && property_applies(*subject) && !report.interrupted) {
       SubjectPropertyOptions po;
       po.seed = o_.property_seed;
       po.tests = o_.property_tests;
-      report.cases.push_back(run_property_case(*subject, po, kPropertyLimitS));
-      if (report.cases.back().result.verdict == Verdict::kInterrupted) report.interrupted = true;
+      std::optional<std::size_t> index;
+      if (report.shard) {
+        index = extend_sharded_plan(
+            report, fmt::format("property:{}|seed={}|tests={}", subject->name, po.seed, po.tests));
+      }
+      if (!report.shard || index) {
+        report.cases.push_back(run_property_case(*subject, po, kPropertyLimitS));
+        report.cases.back().plan_index = index;
+        if (report.cases.back().result.verdict == Verdict::kInterrupted) report.interrupted = true;
+      }
     } else if (subject && !o_.outputs.json) {
       *env.err << "tlab: the property layer needs a subject on tlab's clock "
                   "(TLAB_PROMISE_VIRTUAL); "

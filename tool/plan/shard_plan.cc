@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/digest.h"
+
 namespace tlab::tool {
 
 std::string scenario_case_key(const CaseSpec& spec) {
@@ -36,6 +38,14 @@ void record_shard(Report& report, const ShardedPlan& s) {
   for (CaseRecord& c : report.cases) {
     if (auto it = position.find(c.id); it != position.end()) c.plan_index = it->second;
   }
+}
+
+std::optional<std::size_t> extend_sharded_plan(Report& report, const std::string& key) {
+  ShardRecord& r = *report.shard;
+  const std::size_t index = r.plan_cases++;
+  r.plan_digest = digest_hex(r.plan_digest + "\n" + key);
+  if (!in_shard(key, Shard{r.index, r.total, r.source})) return std::nullopt;
+  return index;
 }
 
 }  // namespace tlab::tool

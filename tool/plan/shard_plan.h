@@ -19,6 +19,8 @@
 // Cost: O(cases) per plan. Ground rules: CLI thread only.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,5 +58,13 @@ ShardedPlan shard_scenario_plan(std::vector<CaseSpec>& specs, const Shard& shard
 // record_shard: marks `report` as shard `s` of its plan: report.shard (with the
 // digest of report.scenarios) and each case's plan_index.
 void record_shard(Report& report, const ShardedPlan& s);
+
+// extend_sharded_plan: one more case, keyed `key`, joins a sharded report's plan
+// after its scenario cases (check --subject's property layer): in every shard the
+// record's plan grows by one case (plan_cases, and plan_digest then covers `key`,
+// so shards that disagree on it do not merge), and the case belongs to the shard
+// that in_shard(key) names, as a scenario case does. Returns the case's
+// plan_index when this shard runs it, else nullopt. Requires: report.shard.
+std::optional<std::size_t> extend_sharded_plan(Report& report, const std::string& key);
 
 }  // namespace tlab::tool
