@@ -189,7 +189,7 @@ struct SeededBug {
 // pending list at shutdown, when the driver always leaves timers pending.
 TEST_F(ExecTest, EachSeededBugIsCaughtByItsOracle) {
   const SeededBug bugs[] = {
-      {"early", "early_fire", "", "by the subject's own clock"},
+      {"early", "early_fire", "", "by the subject's own clock (t=0 at its first answer, t_ns "},
       {"lost", "lost_timer", "", "neither fired nor prevented"},
       {"double", "double_resume", "", "fired twice"},
       // A cancel that says prevented and leaves the timer armed lets a second

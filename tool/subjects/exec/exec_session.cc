@@ -25,10 +25,7 @@ constexpr std::int64_t kSlowAnswerNs = 1'000'000'000;
 
 ExecSession::ExecSession(const ExecProgram& program, const tlab_subject_config& config,
                          std::unique_ptr<ExecProcess> started)
-    : program_(program),
-      config_(config),
-      proc_(std::move(started)),
-      ledger_(ledger_options()) {}
+    : program_(program), config_(config), proc_(std::move(started)), ledger_(ledger_options()) {}
 
 TimerLedger::Options ExecSession::ledger_options() {
   TimerLedger::Options o;
@@ -46,7 +43,11 @@ TimerLedger::Options ExecSession::ledger_options() {
 }
 
 std::string ExecSession::Format::at(const LedgerInstant& i) const {
-  return fmt::format("its t_ns {}", i.t);
+  const std::int64_t o = origin();
+  return o == INT64_MIN ? fmt::format("its t_ns {}", i.t) : "its t=" + fmt_ns(i.t - o);
+}
+void ExecSession::Format::saw(std::int64_t t_ns) {
+  if (origin() == INT64_MIN) origin_.store(t_ns, std::memory_order::relaxed);
 }
 std::string ExecSession::Format::timer(std::uint64_t id) const { return fmt::format("id {}", id); }
 
@@ -104,8 +105,8 @@ bool read_hello(ExecProcess& proc, Hello& hello, std::string& key, std::string& 
   const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(limit * 1e9);
   const ExecProcess::Read r = proc.read_line(line, deadline, kMaxLineBytes);
   const std::string tail = proc.stderr_tail(6);
-  const std::string err =
-      tail.empty() ? " (nothing on stderr)" : fmt::format("; the last lines of its stderr:\n{}", tail);
+  const std::string err = tail.empty() ? " (nothing on stderr)"
+                                       : fmt::format("; the last lines of its stderr:\n{}", tail);
   key = "protocol_error";
   if (r == ExecProcess::Read::kTimeout) {
     key = "timeout";
@@ -235,8 +236,7 @@ tlab_status ExecSession::cancel(std::uint64_t id, std::int32_t* result) {
 void ExecSession::reader_loop() {
   std::string line;
   for (;;) {
-    const ExecProcess::Read r =
-        proc_->read_line(line, monotonic_ns() + 100'000'000, kMaxLineBytes);
+    const ExecProcess::Read r = proc_->read_line(line, monotonic_ns() + 100'000'000, kMaxLineBytes);
     if (r == ExecProcess::Read::kTimeout) {
       if (reader_stop_.load(std::memory_order::acquire)) return;  // pairs with shutdown()
       // A leader that exited while something it forked still holds its stdout
@@ -259,7 +259,8 @@ void ExecSession::reader_loop() {
     }
     ++lines_in_;
     if (r == ExecProcess::Read::kTooLong) {
-      end(Oracle::kProtocolError, fmt::format("line {}: longer than {} bytes", lines_in_, kMaxLineBytes));
+      end(Oracle::kProtocolError,
+          fmt::format("line {}: longer than {} bytes", lines_in_, kMaxLineBytes));
       return;
     }
     std::string why;
@@ -311,9 +312,9 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
                     (m.type == MessageType::kScheduled) == (w.kind == Kind::kSchedule);
   if (!fits) {
     lk.unlock();
-    end(Oracle::kProtocolError, fmt::format("{}: {} answers line {} `{}`, which is a {}", where,
-                                      name_of(m.type), w.line_no, w.line,
-                                      w.kind == Kind::kSchedule ? "schedule" : "cancel"));
+    end(Oracle::kProtocolError,
+        fmt::format("{}: {} answers line {} `{}`, which is a {}", where, name_of(m.type), w.line_no,
+                    w.line, w.kind == Kind::kSchedule ? "schedule" : "cancel"));
     return false;
   }
   it->second.pop_front();
@@ -325,8 +326,11 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   w.result = m.result;
   w.error = m.text;
   if (m.type == MessageType::kScheduled) {
-    ledger_.schedule(m.id, LedgerSchedule{{}, LedgerInstant{m.t_ns, 0}, w.delay_ns, false,
-                                          w.fail ? kFailMark : std::uint8_t{0}});
+    format_.saw(m.t_ns);
+    ledger_.schedule(
+        m.id,
+        LedgerSchedule{
+            {}, LedgerInstant{m.t_ns, 0}, w.delay_ns, false, w.fail ? kFailMark : std::uint8_t{0}});
     ledger_.armed(m.id, m.id);
   } else if (m.type == MessageType::kCancelled) {
     LedgerCancel c;
@@ -358,12 +362,16 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
   }
   if (m.id > max_id_) {
     lk.unlock();
-    end(Oracle::kProtocolError, fmt::format("{}: fired id {}, which tlab never scheduled", where, m.id));
+    end(Oracle::kProtocolError,
+        fmt::format("{}: fired id {}, which tlab never scheduled", where, m.id));
     return false;
   }
   // early_fire by the subject's own clock, and its lateness (subject_lateness).
-  const LedgerFired f =
-      ledger_.fired(m.id, LedgerInstant{m.t_ns, 0}, where + ": by the subject's own clock, ");
+  format_.saw(m.t_ns);
+  const LedgerFired f = ledger_.fired(
+      m.id, LedgerInstant{m.t_ns, 0},
+      fmt::format("{}: by the subject's own clock (t=0 at its first answer, t_ns {}), ", where,
+                  format_.origin()));
   if (f.first) {
     if ((f.mark & kFailMark) != 0 && fail_fired_ == 0) {
       fail_fired_ = m.id;
@@ -373,8 +381,8 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
     lk.unlock();
   } else {
     auto w = waiting_.find(m.id);
-    const bool unanswered = w != waiting_.end() && !w->second.empty() &&
-                            w->second.front()->kind == Kind::kSchedule;
+    const bool unanswered =
+        w != waiting_.end() && !w->second.empty() && w->second.front()->kind == Kind::kSchedule;
     lk.unlock();
     if (unanswered) {
       end(Oracle::kProtocolError,
@@ -393,8 +401,9 @@ bool ExecSession::on_pending(const Message& m, const std::string& where) {
   std::unique_lock lk(mu_);
   if (!shutdown_sent_ || pending_seen_) {
     lk.unlock();
-    end(Oracle::kProtocolError, fmt::format("{}: pending {}", where,
-                                      shutdown_sent_ ? "a second time" : "before tlab sent shutdown"));
+    end(Oracle::kProtocolError,
+        fmt::format("{}: pending {}", where,
+                    shutdown_sent_ ? "a second time" : "before tlab sent shutdown"));
     return false;
   }
   pending_seen_ = true;
@@ -429,8 +438,8 @@ void ExecSession::on_eof() {
                     "failing callback took the subject down with every timer it held{}",
                     how, fail, at(fail_at), stderr_note()));
   } else {
-    end(Oracle::kCrash, fmt::format("the process closed its stdout before shutdown ({}){}", how,
-                             stderr_note()));
+    end(Oracle::kCrash,
+        fmt::format("the process closed its stdout before shutdown ({}){}", how, stderr_note()));
   }
 }
 
@@ -453,9 +462,8 @@ void ExecSession::shutdown() {
                                   [&] { return pending_seen_ || !ended_.empty(); });
     lk.unlock();
     if (!got) {
-      end(Oracle::kProtocolError,
-          fmt::format("no `pending` within {} s of shutdown{}", kShutdownLimitMs / 1000,
-                      stderr_note()));
+      end(Oracle::kProtocolError, fmt::format("no `pending` within {} s of shutdown{}",
+                                              kShutdownLimitMs / 1000, stderr_note()));
     }
   }
   std::string how;
@@ -470,12 +478,13 @@ void ExecSession::shutdown() {
   if (send && ended().empty()) {
     if (!exited) {
       end(Oracle::kProtocolError, fmt::format("the process did not exit within {} s of answering "
-                                        "pending (it was killed)",
-                                        kShutdownLimitMs / 1000));
+                                              "pending (it was killed)",
+                                              kShutdownLimitMs / 1000));
     } else if (how != "exit status 0") {
-      end(Oracle::kProtocolError, fmt::format("the process ended with {} after pending (the protocol "
-                                        "asks for exit status 0){}",
-                                        how, stderr_note()));
+      end(Oracle::kProtocolError,
+          fmt::format("the process ended with {} after pending (the protocol "
+                      "asks for exit status 0){}",
+                      how, stderr_note()));
     }
   }
   std::lock_guard pl(proc_mu_);

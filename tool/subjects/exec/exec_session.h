@@ -125,7 +125,7 @@ class ExecSession {
   enum class Kind : std::uint8_t { kSchedule, kCancel };
   struct Waiter {
     Kind kind = Kind::kSchedule;
-    std::string line;  // what was sent, for sentences
+    std::string line;           // what was sent, for sentences
     std::uint64_t line_no = 0;  // its number on the subject's stdin
     std::int64_t sent_ns = 0;
     std::int64_t delay_ns = 0;  // a schedule's delay and fail flag, for the ledger
@@ -136,11 +136,19 @@ class ExecSession {
     std::string error;
   };
   // Format: the ledger's sentences in the protocol's terms: a timer by its id,
-  // an instant by the subject's own t_ns.
+  // an instant by the subject's own clock from the first t_ns it reported in the
+  // case (origin(), which the sentence's lead names), not as a raw reading.
   class Format : public LedgerFormat {
    public:
-    std::string at(const LedgerInstant& i) const override;  // "its t_ns 17"
+    std::string at(const LedgerInstant& i) const override;  // "its t=1.957ms"
     std::string timer(std::uint64_t id) const override;     // "id 5"
+    // saw: a t_ns the subject reported; the first becomes the origin. The reader
+    // thread only (so are the ledger's calls of at()); relaxed atomics.
+    void saw(std::int64_t t_ns);
+    std::int64_t origin() const { return origin_.load(std::memory_order::relaxed); }
+
+   private:
+    std::atomic<std::int64_t> origin_{INT64_MIN};
   };
   // The ledger mark of a timer whose callback fails (a `fail` schedule).
   static constexpr std::uint8_t kFailMark = 1;
@@ -166,27 +174,27 @@ class ExecSession {
   const tlab_subject_config config_;
   std::unique_ptr<ExecProcess> proc_;
   std::thread reader_;
-  std::mutex write_mu_;  // one line at a time on the subject's stdin
+  std::mutex write_mu_;          // one line at a time on the subject's stdin
   std::uint64_t lines_out_ = 0;  // write_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<std::uint64_t, std::deque<Waiter*>> waiting_;  // mu_: id -> in send order
-  std::uint64_t max_id_ = 0;           // mu_: the highest id tlab has sent in a schedule
-  std::uint64_t in_flight_ = 0;        // mu_: requests awaiting their answer
-  std::uint64_t max_in_flight_ = 0;    // mu_: the most at once (counter "max_in_flight")
-  std::uint64_t lines_in_ = 0;         // reader only
-  std::uint64_t fail_fired_ = 0;       // mu_: the first `fail` timer that fired (0: none)
-  std::int64_t fail_fired_at_ = 0;     // mu_: on tlab's clock
-  std::int64_t fail_fired_t_ns_ = 0;   // mu_: its fired.t_ns (the subject's clock)
-  bool shutdown_sent_ = false;         // mu_
-  bool pending_seen_ = false;          // mu_
-  std::string ended_;                  // mu_: why the case was ended ("": it was not)
-  bool stopped_ = false;               // shutdown() has run (the owning thread only)
+  std::uint64_t max_id_ = 0;              // mu_: the highest id tlab has sent in a schedule
+  std::uint64_t in_flight_ = 0;           // mu_: requests awaiting their answer
+  std::uint64_t max_in_flight_ = 0;       // mu_: the most at once (counter "max_in_flight")
+  std::uint64_t lines_in_ = 0;            // reader only
+  std::uint64_t fail_fired_ = 0;          // mu_: the first `fail` timer that fired (0: none)
+  std::int64_t fail_fired_at_ = 0;        // mu_: on tlab's clock
+  std::int64_t fail_fired_t_ns_ = 0;      // mu_: its fired.t_ns (the subject's clock)
+  bool shutdown_sent_ = false;            // mu_
+  bool pending_seen_ = false;             // mu_
+  std::string ended_;                     // mu_: why the case was ended ("": it was not)
+  bool stopped_ = false;                  // shutdown() has run (the owning thread only)
   std::atomic<bool> reader_stop_{false};  // shutdown() tells the reader to return
-  std::mutex proc_mu_;                 // wait_exit: the reader (on_eof) or shutdown()
+  std::mutex proc_mu_;                    // wait_exit: the reader (on_eof) or shutdown()
   std::mutex stats_mu_;
-  const Format format_;
+  Format format_;
   // Fed by the reader under mu_; excused_after_failure reads it under mu_ too.
   TimerLedger ledger_;
 };
