@@ -15,9 +15,9 @@
 // the mt workloads (mt_schedule_cancel, mt_churn), whose point is throughput
 // across threads; both are the
 // medians of the run's interleaved rounds, so these ratios are ratios of medians.
-// The issue-15 targets read straight off them: "mt_schedule_cancel at 1M, 2
-// threads: ours >= 2x the fastest peer" is the versus row's factor, "ops/s on
-// nproc threads >= 1.6x one thread" the scaling row's.
+// Goals of the form "mt_schedule_cancel at 1M, 2 threads: ours >= 2x the fastest
+// peer" read straight off the versus row's factor, and "ops/s on nproc threads >=
+// 1.6x one thread" off the scaling row's.
 //
 // Cost: O(rows^2) over a few hundred rows. Ground rules: pure functions.
 #pragma once
