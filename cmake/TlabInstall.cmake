@@ -1,6 +1,9 @@
 # cmake/TlabInstall.cmake: what `cmake --install <build> --prefix P` puts in P.
 #
 #   P/bin/tlab                              the CLI (its built-in scenarios are embedded)
+#   P/share/tlab/adapters/...               the exec adapters, run by name
+#                                           (`--subject exec:python-asyncio`;
+#                                           adapters/CMakeLists.txt stages and installs them)
 #   P/include/tlab/...                      the engine headers (core/include/tlab)
 #   P/lib/libtlab_core.a                    the StressPlatform switchboard
 #   P/lib/cmake/tlab/tlabConfig.cmake       find_package(tlab CONFIG REQUIRED)

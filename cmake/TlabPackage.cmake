@@ -38,4 +38,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # debug info, ~10x its stripped size; the build tree keeps the unstripped one.
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "cmake (>= 3.25), g++ (>= 4:12) | clang (>= 1:14)")
+# The exec adapters in /usr/share/tlab/adapters run on these runtimes (the Go one
+# is a static binary): `tlab list subjects` says which are available.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, nodejs, default-jre-headless")
 include(CPack)

@@ -209,6 +209,39 @@ TEST(CliTest, ValidateTakesASubject) {
   EXPECT_EQ(missing.code, 2) << missing.err;
 }
 
+// The shipped adapters run by name from where the build staged them, and `tlab
+// list subjects --json` says which are available. With the directory elsewhere
+// (TLAB_ADAPTERS_DIR) a name is exit 2 saying what is missing and how to get it; a
+// command with a '/' is never taken for a name.
+TEST(CliTest, ShippedAdaptersRunByName) {
+  const fs::path dir = fs::temp_directory_path() / ("tlab_cli_test_" + std::to_string(::getpid()));
+  const std::string scenario = std::string(TLAB_SOURCE_DIR) + "/tests/exec/short_races.json";
+  const Result ok = tlab({"run", scenario, "--subject", "exec:python-asyncio"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("python-asyncio"), std::string::npos) << ok.out;
+  const Result listed = tlab({"list", "subjects", "--json"});
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  const auto doc = nlohmann::json::parse(listed.out);
+  ASSERT_EQ(doc["adapters"].size(), 5u) << listed.out;
+  EXPECT_EQ(doc["adapters"][0]["subject"], "exec:python-asyncio");
+  EXPECT_EQ(doc["adapters"][0]["available"], true) << listed.out;
+  const auto elsewhere = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> all{"TLAB_ADAPTERS_DIR=" + (dir / "none").string(), TLAB_BIN};
+    all.insert(all.end(), args.begin(), args.end());
+    return tlab::testing::run_tlab("env", all, dir, TLAB_E2E_DIR);
+  };
+  const Result missing = elsewhere({"run", scenario, "--subject", "exec:go-time"});
+  EXPECT_EQ(missing.code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("the go-time adapter is not in "), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("install golang-go"), std::string::npos) << missing.err;
+  const Result unavailable = elsewhere({"list", "subjects", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(unavailable.out)["adapters"][4]["available"], false)
+      << unavailable.out;
+  const Result path = tlab({"run", scenario, "--subject", "exec:./python-asyncio"});
+  EXPECT_EQ(path.code, 2) << path.err;
+  EXPECT_NE(path.err.find("cannot start"), std::string::npos) << path.err;
+}
+
 // `tlab list KIND --json` parses and lists exactly the catalogue.
 TEST(CliTest, ListJsonMatchesCatalogues) {
   const std::vector<std::pair<std::string, std::size_t>> kinds = {

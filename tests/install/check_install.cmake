@@ -2,7 +2,9 @@
 #   1. cmake --install BUILD --prefix WORK/prefix (a fresh prefix each run)
 #   2. configure and build tests/install/consumer against it (find_package(tlab))
 #   3. run the consumer: every strategy of the installed engine keeps its promises
-#   4. run the installed tlab: --version, and a built-in scenario on one strategy
+#   4. run the installed tlab: --version, and a built-in scenario on one strategy;
+#      each shipped exec adapter by name (check_adapters.cmake; ADAPTERS lists the
+#      ones that must be there)
 #   5. configure, build and ctest each examples/subjects/* and examples/sim/*
 #      project against it (the sim example: tlab_add_sim_test, the buggy latch
 #      must fail a schedule); the
@@ -11,7 +13,7 @@
 #      correct example passes and each EXPECT_FAIL one (c_timer_heap_aba) fails
 #      with exit 1, and the ABA heap's report must count wrong_result or lost_timer
 # Any step that fails fails the test with its output.
-foreach(var BUILD WORK SOURCE_DIR CXX CC)
+foreach(var BUILD WORK SOURCE_DIR CXX CC ADAPTERS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_install.cmake: -D${var}= is required")
   endif()
@@ -19,9 +21,10 @@ endforeach()
 file(REMOVE_RECURSE ${WORK})
 
 include(${CMAKE_CURRENT_LIST_DIR}/step.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/check_adapters.cmake)
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD} --prefix ${WORK}/prefix)
-foreach(f bin/tlab include/tlab/timer_service.h include/tlab/subject.h
+foreach(f bin/tlab share/tlab/adapters/python/asyncio_subject.py include/tlab/timer_service.h include/tlab/subject.h
           include/tlab/subject_adapter.h lib/cmake/tlab/tlabConfig.cmake
           lib/cmake/tlab/TlabSubjects.cmake lib/cmake/tlab/TlabExpectViolation.cmake
           lib/cmake/tlab/TlabSim.cmake include/tlab/platform/sim_explore.h)
@@ -42,6 +45,8 @@ endif()
 step("installed tlab --version" ${WORK}/prefix/bin/tlab --version)
 step("installed tlab run" ${WORK}/prefix/bin/tlab run ${SOURCE_DIR}/scenarios/racing_cancellers.json --strategy binary_heap
      --operations 2000)
+file(MAKE_DIRECTORY ${WORK}/run)
+check_adapters(${WORK}/prefix/bin/tlab ${WORK}/run ${SOURCE_DIR} "${ADAPTERS}")
 
 file(GLOB examples LIST_DIRECTORIES true ${SOURCE_DIR}/examples/subjects/*
      ${SOURCE_DIR}/examples/sim/*)

@@ -6,16 +6,18 @@
 #   4. dpkg-deb --contents lists tlab, the headers and the CMake package config
 #   5. dpkg -x into WORK/root, then from a directory outside the source tree run
 #      WORK/root/usr/bin/tlab --version (it must print VERSION) and `tlab run` on its
-#      built-in suite with --operations 300 (every case must pass)
+#      built-in suite with --operations 300 (every case must pass), and each
+#      shipped exec adapter by name (tests/install/check_adapters.cmake)
 #   6. configure, build and run tests/install/consumer against the extracted
 #      package (CMAKE_PREFIX_PATH=WORK/root/usr): find_package(tlab) from the .deb
 # Any step that fails fails the test with its output.
-foreach(var BUILD WORK SOURCE_DIR VERSION CPACK CXX)
+foreach(var BUILD WORK SOURCE_DIR VERSION CPACK CXX ADAPTERS)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "check_package.cmake: -D${var}= is required")
   endif()
 endforeach()
 include(${SOURCE_DIR}/tests/install/step.cmake)
+include(${SOURCE_DIR}/tests/install/check_adapters.cmake)
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK}/run)
 
@@ -40,7 +42,7 @@ endforeach()
 
 step("dpkg-deb --contents" dpkg-deb --contents ${deb})
 set(contents "${step_out}")
-foreach(f usr/bin/tlab usr/include/tlab/timer_service.h usr/include/tlab/subject.h
+foreach(f usr/bin/tlab usr/share/tlab/adapters/python/asyncio_subject.py usr/include/tlab/timer_service.h usr/include/tlab/subject.h
           usr/include/tlab/subject_adapter.h usr/lib/libtlab_core.a
           usr/lib/cmake/tlab/tlabConfig.cmake usr/lib/cmake/tlab/tlabConfigVersion.cmake
           usr/lib/cmake/tlab/tlabTargets.cmake usr/lib/cmake/tlab/TlabSubjects.cmake)
@@ -65,6 +67,7 @@ if(NOT summary)
   message(FATAL_ERROR "the extracted tlab's run did not pass every case:\n${step_out}")
 endif()
 message(STATUS "${summary}")
+check_adapters(${tlab} ${WORK}/run ${SOURCE_DIR} "${ADAPTERS}")
 
 step("configure the consumer against the package" ${CMAKE_COMMAND}
      -S ${SOURCE_DIR}/tests/install/consumer -B ${WORK}/consumer -G Ninja

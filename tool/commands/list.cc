@@ -15,6 +15,7 @@
 #include "cli/common.h"
 #include "cli/subject_option.h"
 #include "layers/model_runs.h"
+#include "subjects/exec/adapters.h"
 #include "subjects/subjects.h"
 #include "tlab/platform/fault_point.h"
 #include "tlab/platform/mutant.h"
@@ -116,6 +117,20 @@ class ListCommand final : public Command {
                        {"abi", s.abi != nullptr},
                        {"compared", s.bench != nullptr},
                        {"description", s.summary}});
+      }
+      // The shipped exec adapters, by the name --subject exec: takes.
+      auto& adapters = j["adapters"] = nlohmann::ordered_json::array();
+      for (const exec::ExecAdapter& a : exec::kExecAdapters) {
+        std::string why;
+        const bool ready = exec::adapter_available(a, why);
+        rows.push_back({std::string(a.name), fmt::format("adapter (--subject exec:{})", a.name),
+                        ready ? std::string(a.summary)
+                              : fmt::format("{} [not available: {}]", a.summary, why)});
+        adapters.push_back({{"name", a.name},
+                            {"subject", fmt::format("exec:{}", a.name)},
+                            {"available", ready},
+                            {"why_not", why},
+                            {"description", a.summary}});
       }
       section("subjects", rows);
     }

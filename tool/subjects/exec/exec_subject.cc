@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "runner/engine_subject_calls.h"
+#include "subjects/exec/adapters.h"
 #include "subjects/exec/exec_session.h"
 
 namespace tlab::tool::exec {
@@ -66,10 +67,14 @@ bool excused_cb(void* self, std::uint64_t cookie, std::int64_t grace_ns) {
   return session(self)->excused_after_failure(cookie, grace_ns);
 }
 
-// command_of: what follows "exec:", split into argv; false with `error`.
+// command_of: what follows "exec:", split into argv; a single word that names a
+// shipped adapter (adapters.h) is that adapter's command line. False with `error`.
 bool command_of(const std::string& spec, std::vector<std::string>& argv, std::string& error) {
   std::string why;
   argv = split_command(spec.substr(kExecPrefix.size()), why);
+  if (argv.size() == 1 && argv[0].find('/') == std::string::npos) {
+    if (const ExecAdapter* a = find_adapter(argv[0])) argv = adapter_argv(*a, why);
+  }
   if (argv.empty()) error = fmt::format("--subject {}: {}", spec, why);
   return !argv.empty();
 }

@@ -1,6 +1,8 @@
 // tlab/tool/subjects/exec/exec_subject.h: `--subject exec:CMD [ARGS...]`: a timer
 // in any language, as a process speaking docs/protocol.md, put under the generic
-// driver (runner/engine_subject.h) as a subject ABI descriptor.
+// driver (runner/engine_subject.h) as a subject ABI descriptor. A CMD that is one
+// word naming a shipped adapter (`exec:python-asyncio`, adapters.h) runs that
+// adapter as it was installed.
 //
 //   | call               | where                  | what                                   |
 //   |--------------------|------------------------|----------------------------------------|
