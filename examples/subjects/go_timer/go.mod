@@ -1,0 +1,3 @@
+module go_timer
+
+go 1.19
