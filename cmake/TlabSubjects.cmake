@@ -23,6 +23,16 @@
 #   project enables C++), hidden visibility except for the entry point, and no
 #   "lib" prefix surprises: its path is $<TARGET_FILE:<target>>.
 #
+# tlab_add_foreign_subject(NAME <target> LIBRARY <path> COMMAND <word>...
+#                          [DEPENDS <file>...] [WORKING_DIRECTORY <dir>])
+#
+#   A subject plugin another toolchain builds (cargo, go build -buildmode=c-shared,
+#   ...): COMMAND makes the shared library LIBRARY (run again when a DEPENDS file
+#   changes; in WORKING_DIRECTORY, default the current source dir), and <target>,
+#   an imported library built by target <target>_build, names it for
+#   tlab_add_checks(SUBJECT <target>). examples/subjects/go_timer and rust_timer
+#   use it.
+#
 # tlab_add_checks(NAME <test> (SUBJECT <target> | COMMAND <word>...)
 #                 [SCENARIOS <file>...]
 #                 [EXPECT_FAIL | [EXPECT_FINDINGS <scenario>:<finding>...]
@@ -106,6 +116,27 @@ TLAB_EXPORT_QUEUE_SUBJECT(TlabSubjectQueue, "@S_SUBJECT_NAME@", "@S_SUMMARY@")
   set_target_properties(${S_NAME} PROPERTIES C_VISIBILITY_PRESET hidden
                                              CXX_VISIBILITY_PRESET hidden
                                              VISIBILITY_INLINES_HIDDEN ON)
+endfunction()
+
+function(tlab_add_foreign_subject)
+  cmake_parse_arguments(F "" "NAME;LIBRARY;WORKING_DIRECTORY" "COMMAND;DEPENDS" ${ARGN})
+  if(NOT F_NAME OR NOT F_LIBRARY OR NOT F_COMMAND)
+    message(FATAL_ERROR "tlab_add_foreign_subject: NAME, LIBRARY and COMMAND are required")
+  endif()
+  if(F_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR
+            "tlab_add_foreign_subject(${F_NAME}): unknown arguments ${F_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT F_WORKING_DIRECTORY)
+    set(F_WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+  endif()
+  add_custom_command(OUTPUT ${F_LIBRARY} COMMAND ${F_COMMAND} DEPENDS ${F_DEPENDS}
+                     WORKING_DIRECTORY ${F_WORKING_DIRECTORY}
+                     COMMENT "Building subject ${F_NAME}" VERBATIM)
+  add_custom_target(${F_NAME}_build ALL DEPENDS ${F_LIBRARY})
+  add_library(${F_NAME} SHARED IMPORTED GLOBAL)
+  set_target_properties(${F_NAME} PROPERTIES IMPORTED_LOCATION ${F_LIBRARY})
+  add_dependencies(${F_NAME} ${F_NAME}_build)
 endfunction()
 
 function(tlab_add_checks)

@@ -12,7 +12,7 @@
 #      tlab_add_checks (`tlab check --subject`); the ctest run passes only if every
 #      correct example passes and each EXPECT_FAIL one (c_timer_heap_aba) fails
 #      with exit 1, and the ABA heap's report must count wrong_result or lost_timer
-#      (go_timer needs Go: scripts/setup installs golang-go)
+#      (go_timer needs Go, rust_timer rustc and cargo: scripts/setup installs them)
 # Any step that fails fails the test with its output.
 foreach(var BUILD WORK SOURCE_DIR CXX CC ADAPTERS)
   if(NOT DEFINED ${var})
