@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -240,6 +241,22 @@ TEST(CliTest, ShippedAdaptersRunByName) {
   const Result path = tlab({"run", scenario, "--subject", "exec:./python-asyncio"});
   EXPECT_EQ(path.code, 2) << path.err;
   EXPECT_NE(path.err.find("cannot start"), std::string::npos) << path.err;
+}
+
+// The README's example summary counts the built-in suite as it is today: its
+// "N cases: N passed" line must equal the plan `tlab run` makes (read from a shard
+// report's plan_cases, so nothing runs).
+TEST(CliTest, ReadmeCountsTheBuiltInSuite) {
+  const std::string readme = slurp(fs::path(TLAB_SOURCE_DIR) / "README.md");
+  const std::regex line(R"((\d+) cases: (\d+) passed, 0 failed)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(readme, m, line)) << "README.md has no summary line";
+  EXPECT_EQ(m[1], m[2]);
+  const Result shard = tlab({"run", "--shard", "0/1000", "--json"});
+  ASSERT_LE(shard.code, 1) << shard.err;
+  const auto doc = nlohmann::json::parse(shard.out);
+  EXPECT_EQ(std::to_string(doc["shard"]["plan_cases"].get<std::size_t>()), m[1].str())
+      << "README.md's example says " << m[1] << " cases; update it from `tlab run`";
 }
 
 // `tlab list KIND --json` parses and lists exactly the catalogue.
