@@ -13,6 +13,7 @@
 #   P/lib/cmake/tlab/TlabSim.cmake          tlab_add_sim_test (your code under simulation)
 #   P/lib/cmake/tlab/TlabExpectViolation.cmake  the command of an EXPECT_FAIL check
 #   P/lib/cmake/tlab/TlabExpectFindings.cmake   the command of an EXPECT_FINDINGS check
+#   P/lib/cmake/tlab/TlabReport.cmake       reading a JSON report in a cmake -P script
 #
 # A consumer writes find_package(tlab CONFIG REQUIRED) and links tlab::core: the
 # headers (tlab/subject.h and tlab/subject_adapter.h among them), C++20 and
@@ -43,4 +44,5 @@ install(FILES ${PROJECT_BINARY_DIR}/tlabConfig.cmake ${PROJECT_BINARY_DIR}/tlabC
               ${PROJECT_SOURCE_DIR}/cmake/TlabSim.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabExpectViolation.cmake
               ${PROJECT_SOURCE_DIR}/cmake/TlabExpectFindings.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/TlabReport.cmake
         DESTINATION ${tlab_cmake_dir})
