@@ -207,7 +207,7 @@ const std::array<SubjectInfo, 4> kPeerSubjects{{
     {"asio",
      SubjectOrigin::kPeer,
      SubjectKind::kTimerFacility,
-     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel,
+     PromiseSet(kDelivery) | kExactlyOnce | kNeverEarly | kAccurateCancel | Promise::kReentrant,
      {},
      {},
      {},

@@ -22,6 +22,12 @@
 //     then the handlers ... can no longer be cancelled, and therefore are passed an
 //     error code that indicates the successful completion of the wait". One wait
 //     per timer: 1 is PREVENTED, 0 is TOO_LATE (it fired or its success is queued).
+//   reentrant: a completion handler may start and cancel waits, its own timer's
+//     included: the tutorial's Timer.3 ("Using a bound function as a handler")
+//     re-arms the timer from inside its handler with expires_at + async_wait.
+//   NOT next_pass: io_context::poll() runs "handlers that are ready to run", and a
+//     wait started inside a handler on an already-expired timer becomes ready in
+//     the same poll: no pass boundary is documented (tlab shows same_pass_fire).
 //   NOT fifo_ties: the timer queue is a heap keyed by expiry alone; no order among
 //     equal expiries is documented (and expires_after reads the clock per call).
 //   NOT pending_count: asio does not expose the number of pending waits.
@@ -123,7 +129,7 @@ constexpr tlab_subject kDescriptor = facility(
     "asio::steady_timer expires_after / async_wait / cancel on an io_context (poll() polls)",
     TLAB_DRIVE_LOOP,
     TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE | TLAB_PROMISE_NEVER_EARLY |
-        TLAB_PROMISE_ACCURATE_CANCEL,
+        TLAB_PROMISE_ACCURATE_CANCEL | TLAB_PROMISE_REENTRANT,
     {&create, &destroy, &schedule, &cancel, &poll, nullptr});
 
 SubjectShape shape(void*) {
