@@ -96,10 +96,8 @@ TEST(PeriodicSubjects, LibuvRepeatIsAFixedDelaySeries) {
   EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
   EXPECT_EQ(counter(ran, "scheduled_periodic"), 200u) << summary(ran);
   EXPECT_GT(counter(ran, "periodic_runs"), 0u) << summary(ran);
-  for (const char* promised : {"lost_timer", "double_resume", "fired_after_cancel", "wrong_result",
-                               "late_fire", "conservation"}) {
-    EXPECT_EQ(count_of(ran, promised), 0u) << promised << ": " << summary(ran);
-  }
+  expect_quiet(ran, {"lost_timer", "double_resume", "fired_after_cancel", "wrong_result",
+                     "late_fire", "conservation"});
   // The fixed-rate kinds are not libuv's: refused at the mode.
   std::string err, why, pointer;
   const tlab_subject* uv = open_subject("libuv", err);

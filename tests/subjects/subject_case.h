@@ -5,6 +5,7 @@
 // watchdog, the case's target resolved as plan_case resolves it).
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -97,6 +98,12 @@ inline std::string summary(const Ran& ran) {
 inline std::uint64_t count_of(const Ran& ran, const std::string& key) {
   auto it = ran.r.violations.find(key);
   return it == ran.r.violations.end() ? 0 : it->second.count;
+}
+
+// expect_quiet: none of `oracles` counted a finding in `ran` (each miss names the
+// oracle and the case).
+inline void expect_quiet(const Ran& ran, std::initializer_list<const char*> oracles) {
+  for (const char* o : oracles) EXPECT_EQ(count_of(ran, o), 0u) << o << ": " << summary(ran);
 }
 
 inline std::uint64_t counter(const Ran& ran, const std::string& key) {
