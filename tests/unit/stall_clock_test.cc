@@ -87,6 +87,26 @@ TEST(StallClockTest, SleepingAndRunningThreadsAreNoStall) {
   EXPECT_EQ(c.effective_ns(10 * kMs, 30 * kMs), 18 * kMs);
 }
 
+// A thread the kernel holds in an uninterruptible wait (state D: a page fault
+// from disk, reclaim, a write behind an fsync) at two samples with no CPU time
+// between them could not run: the period counts whole. A sleep (state S, where a
+// lost wakeup sleeps) never counts, nor does a D state seen at one sample only,
+// nor one with CPU time between the samples.
+TEST(StallClockTest, AThreadTheKernelHoldsCountsWhileItIsHeld) {
+  using R = StallClock::ThreadReading;
+  StallClock c;
+  c.account(10 * kMs, {R{1, 100, 0, false, true}});
+  c.account(20 * kMs, {R{1, 100, 0, false, true}});  // held for the whole 10 ms
+  EXPECT_EQ(c.stalled_ns(), 10 * kMs);
+  c.account(30 * kMs, {R{1, 100, 0, false, false}});  // asleep now: not held throughout
+  c.account(40 * kMs, {R{1, 100, 0, false, true}});   // held again, but not at 30 ms
+  c.account(50 * kMs, {R{1, 107, 0, false, true}});   // held at both, but it ran between
+  c.account(60 * kMs, {R{1, 107, 0, false, false}});
+  c.account(70 * kMs, {R{1, 107, 0, false, false}});  // a sleep is never a stall
+  EXPECT_EQ(c.stalled_ns(), 10 * kMs);
+  EXPECT_EQ(c.effective_ns(10 * kMs, 70 * kMs), 50 * kMs);
+}
+
 // The largest stall of the watched threads counts, not their sum.
 TEST(StallClockTest, TheMostStalledThreadCounts) {
   using R = StallClock::ThreadReading;

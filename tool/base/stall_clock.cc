@@ -40,7 +40,7 @@ bool read_small(const std::string& path, char (&buf)[N]) {
 
 // read_thread: fields 1 and 2 of <dir>/schedstat ("on-cpu run-delay timeslices",
 // nanoseconds) and whether <dir>/stat's state (the field after the command's
-// closing parenthesis) is R; false if schedstat cannot be read.
+// closing parenthesis) is R or D; false if schedstat cannot be read.
 bool read_thread(const std::string& dir, StallClock::ThreadReading& r) {
   char buf[128];
   if (!read_small(dir + "/schedstat", buf)) return false;
@@ -54,9 +54,13 @@ bool read_thread(const std::string& dir, StallClock::ThreadReading& r) {
   r.run_delay_ns = delay;
   char stat[512];
   r.runnable = false;
+  r.held = false;
   if (read_small(dir + "/stat", stat)) {
     const char* paren = std::strrchr(stat, ')');
-    r.runnable = paren != nullptr && paren[1] == ' ' && paren[2] == 'R';
+    if (paren != nullptr && paren[1] == ' ') {
+      r.runnable = paren[2] == 'R';
+      r.held = paren[2] == 'D';
+    }
   }
   return true;
 }
@@ -140,8 +144,8 @@ void StallClock::account(std::int64_t now_ns, const std::vector<ThreadReading>& 
   for (const ThreadReading& r : threads) {
     const auto it = past_.find(r.key);
     // A thread born since the last sample has waited at most since its birth.
-    ThreadPast p = it == past_.end() ? ThreadPast{ThreadReading{r.key, 0, 0, false}, 0}
-                                     : it->second;
+    ThreadPast p =
+        it == past_.end() ? ThreadPast{ThreadReading{r.key, 0, 0, false, false}, 0} : it->second;
     std::int64_t own = 0;
     if (p.last.runnable && r.runnable && r.cpu_ns == p.last.cpu_ns &&
         r.run_delay_ns == p.last.run_delay_ns) {
@@ -149,6 +153,10 @@ void StallClock::account(std::int64_t now_ns, const std::vector<ThreadReading>& 
       // added this wait to run_delay yet.
       own = period;
       p.counted_wait += period;
+    } else if (p.last.held && r.held && r.cpu_ns == p.last.cpu_ns) {
+      // Held by the kernel throughout (state D at both samples, no CPU time): it
+      // could not run, and run_delay will never count it.
+      own = period;
     } else {
       // The waits that ended in the period, less the part already counted while
       // it was still going on.

@@ -21,6 +21,8 @@
 //   | the thread at the two samples                 | its stall in the period  |
 //   |-----------------------------------------------|--------------------------|
 //   | runnable at both, no CPU time in between      | the whole period (waits) |
+//   | in an uninterruptible kernel wait (state D) at| the whole period (held)  |
+//   | both, no CPU time in between                  |                          |
 //   | anything else                                 | run_delay's increase, less|
 //   |                                               | what was counted above   |
 //
@@ -31,8 +33,16 @@
 // thread of expiry_storm waited 976 ms of its first second while its run_delay
 // stood still, and graces counted that second as time it could run. A thread that
 // is runnable at both samples and got no CPU time between them cannot have slept
-// in between (sleeping takes a run), so the row never counts a sleep. The watched threads are every thread of this case process and of
-// the processes registered with watch_process (an exec subject's). The largest,
+// in between (sleeping takes a run), so the row never counts a sleep. The second
+// row is the machine's I/O and memory pressure: a thread the kernel holds in an
+// uninterruptible wait (a page fault reading from disk, direct reclaim writing
+// dirty pages back, a write throttled behind another process's fsync) could not
+// run its code either, and run_delay never counts that wait. A lost wakeup is a
+// futex or condition-variable sleep, which is interruptible (state S), so this
+// row never excuses one either.
+//
+// The watched threads are every thread of this case process and of the processes
+// registered with watch_process (an exec subject's). The largest,
 // not the responsible thread's: a timer thread blocked on a mutex whose holder is
 // starved is late through no fault of its own, and which thread is responsible is
 // not known in general. A thread that sleeps past a deadline (the lost wakeup the
@@ -52,9 +62,9 @@
 //
 // Cost: one sample every kPeriodNs on the sampler thread: a directory walk and two
 // small reads per watched thread (schedstat and stat, ~5 us each; ~100 us a sample
-// for ten threads, 1% of a core). effective() is two atomic loads and a binary search over the history
-// (O(log kHistory)). Memory: kHistory samples of 16 bytes (1 MiB), enough for the
-// longest budget a scenario may set (600 s) at kPeriodNs.
+// for ten threads, 1% of a core). effective() is two atomic loads and a binary
+// search over the history (O(log kHistory)). Memory: kHistory samples of 16 bytes
+// (1 MiB), enough for the longest budget a scenario may set (600 s) at kPeriodNs.
 //
 // Ground rules: one StallClock per case child, started before the case's actors and
 // stopped after them. sample() is called by the sampler thread only; effective()
@@ -112,10 +122,11 @@ class StallClock {
 
   // One watched thread as a sample sees it.
   struct ThreadReading {
-    std::uint64_t key = 0;        // pid << 32 | tid
-    std::int64_t cpu_ns = 0;      // schedstat field 1: time on a CPU
+    std::uint64_t key = 0;          // pid << 32 | tid
+    std::int64_t cpu_ns = 0;        // schedstat field 1: time on a CPU
     std::int64_t run_delay_ns = 0;  // schedstat field 2: finished waits for a CPU
-    bool runnable = false;        // stat's state is R (running or waiting for a CPU)
+    bool runnable = false;          // stat's state is R (running or waiting for a CPU)
+    bool held = false;              // stat's state is D (an uninterruptible kernel wait)
   };
 
   // StallClock::sample: one sampling step at steady instant `now_ns`: reads the
@@ -152,10 +163,10 @@ class StallClock {
   void run();
 
   std::array<Entry, kHistory> history_{};
-  std::atomic<std::size_t> count_{0};                     // release by sample(), acquire by readers
-  std::atomic<bool> schedstat_{true};                     // relaxed: a diagnostic
-  std::unordered_map<std::uint64_t, ThreadPast> past_;    // sampler only
-  std::int64_t last_wall_ = 0;                            // sampler only
+  std::atomic<std::size_t> count_{0};                   // release by sample(), acquire by readers
+  std::atomic<bool> schedstat_{true};                   // relaxed: a diagnostic
+  std::unordered_map<std::uint64_t, ThreadPast> past_;  // sampler only
+  std::int64_t last_wall_ = 0;                          // sampler only
   std::mutex pids_mu_;
   std::vector<pid_t> pids_;  // pids_mu_: besides this process
   std::atomic<bool> stop_{false};
