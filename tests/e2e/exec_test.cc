@@ -45,6 +45,7 @@ const std::string kSource = TLAB_SOURCE_DIR;
 const std::string kShortRaces = kSource + "/tests/exec/short_races.json";
 const std::string kStalling = kSource + "/tests/exec/stalling.json";
 const std::string kThrowingTasks = kSource + "/scenarios/throwing_tasks.json";
+const std::string kPeriodicSeries = kSource + "/scenarios/periodic_series.json";
 // The hello limit of the no_hello run, whose subject never says hello: it only sets
 // how long that run waits.
 constexpr const char* kNoHelloLimit = "TLAB_HELLO_TIMEOUT_S=1";
@@ -163,6 +164,10 @@ TEST_F(ExecTest, ReferenceSubjectPassesTheBuiltinSuite) {
   }
   EXPECT_TRUE(scenarios.count("throwing_tasks")) << res.out;
   EXPECT_TRUE(scenarios.count("facility_races")) << res.out;
+  // Its hello lists the three periodic kinds, so the periodic scenarios run.
+  EXPECT_TRUE(scenarios.count("periodic_series")) << res.out;
+  EXPECT_TRUE(scenarios.count("fixed_rate_drift")) << res.out;
+  EXPECT_TRUE(scenarios.count("missed_tick_skip")) << res.out;
 }
 
 struct SeededBug {
@@ -218,6 +223,39 @@ TEST_F(ExecTest, EachSeededBugIsCaughtByItsOracle) {
       }
     }
     EXPECT_TRUE(caught) << b.oracle << " found nothing: " << res.out;
+  }
+}
+
+// Each seeded bug of a periodic series is caught by its oracle on periodic_series,
+// over the protocol's `period_ns` and `periodic` fields. Why each must show:
+// periodic_early rounds each period down to whole milliseconds, so run 1 of every
+// series whose period (uniform 0.3-3 ms) has a fraction of a millisecond above 1 ms
+// is early by the subject's own clock and tlab's: dozens of series a run.
+// periodic_stop lets a stopped series run once more after a cancel that said
+// prevented: the canceller's cancels (2-8 ms apart) find series that have run
+// (their first run is due within 2 ms), dozens a run; a second cancel of such a
+// series says prevented again (wrong_result), which the bug may cause too.
+TEST_F(ExecTest, EachSeededPeriodicBugIsCaughtByItsOracle) {
+  const SeededBug bugs[] = {
+      {"periodic_early", "early_fire", "", "series (period "},
+      {"periodic_stop", "fired_after_cancel", "wrong_result", "a run of the stopped series"},
+  };
+  for (const SeededBug& b : bugs) {
+    SCOPED_TRACE(b.bug);
+    const CliResult res = tlab({"check", "--subject", subject(std::string("--bug=") + b.bug),
+                                kPeriodicSeries, "--json"});
+    EXPECT_EQ(res.code, 1) << res.err;
+    const json doc = report(res);
+    ASSERT_EQ(doc["cases"].size(), 1u) << res.out;
+    const json& c = doc["cases"][0];
+    EXPECT_EQ(c["verdict"], "fail") << c.dump();
+    for (const auto& [key, v] : c["violations"].items()) {
+      EXPECT_TRUE(key == b.oracle || key == b.also) << key << " in " << c.dump();
+    }
+    ASSERT_TRUE(c["violations"].contains(b.oracle)) << c.dump();
+    EXPECT_NE(c["violations"][b.oracle]["first_example"].get<std::string>().find(b.example),
+              std::string::npos)
+        << c.dump();
   }
 }
 

@@ -17,7 +17,10 @@ and with options:
                runtime's helpers would: only killing the process group ends them
 
 One thread: select() on stdin with the nearest deadline as its timeout, a heap of
-(deadline, sequence, id), time.monotonic_ns() as the clock.
+(deadline, sequence, id), time.monotonic_ns() as the clock. Periodic series of the
+three kinds (docs/protocol.md, "Periodic timers"): a run is due at its grid point
+(fixed_rate: missed ones caught up back to back), the first grid point after the
+run began (fixed_rate_skip), or the callback's end plus the period (fixed_delay).
 """
 import heapq
 import json
@@ -27,12 +30,37 @@ import sys
 import time
 
 BUGS = {"early", "lost", "double", "after_cancel", "wrong_result", "pending_list",
-        "die_on_fail"}
+        "die_on_fail", "periodic_early", "periodic_stop"}
+# periodic_early: the period is rounded down to whole milliseconds (at least one), as
+#   a runtime with a millisecond timer API that truncates would: a run of a series
+#   whose period has a fraction of a millisecond comes early.
+# periodic_stop: a cancel of a series that has run says prevented, and the series
+#   runs once more (the next run was already taken off the queue).
+MS = 1_000_000
 MISBEHAVIOURS = {"garbage", "exit_early", "silent", "unknown_id", "slow", "no_hello",
                  "bad_hello", "stderr", "second_answer", "fire_after_pending"}
 
 
 OPTIONS = {"bug", "misbehave", "tag", "helpers", "thread-safe"}
+
+
+class Timer:
+    """One armed timer: a one-shot (period 0) or a periodic series."""
+
+    def __init__(self, deadline, fail, period, periodic):
+        self.deadline, self.fail, self.period, self.periodic = deadline, fail, period, periodic
+        self.grid0, self.run, self.runs, self.stop_after_run = deadline, 0, 0, False
+
+    def next_due(self, began, ended, bug):
+        """The next run's due time, after the run that began and ended then."""
+        period = max(MS, self.period // MS * MS) if bug == "periodic_early" else self.period
+        if self.periodic == "fixed_rate":
+            self.run += 1
+        elif self.periodic == "fixed_rate_skip":
+            self.run = max(self.run + 1, (began - self.grid0) // period + 1)
+        else:  # fixed_delay
+            return ended + period
+        return self.grid0 + self.run * period
 
 
 def main():
@@ -59,6 +87,7 @@ def main():
         time.sleep(3600)
     hello = dict(type="hello", protocol=1, name="reference", version=sys.version.split()[0],
                  kind="facility", features=["fail"],
+                 periodic=["fixed_rate", "fixed_rate_skip", "fixed_delay"],
                  promises=["delivery", "exactly_once", "never_early", "accurate_cancel",
                            "pending_count", "contains_errors"])
     if "thread-safe" in opt:
@@ -66,21 +95,36 @@ def main():
     if misbehave == "bad_hello":
         hello["promises"] = ["delivery", "virtual_time"]
     send(**hello)
-    heap, live, seq, requests = [], {}, 0, 0  # live: id -> (deadline, fail)
+    # live: id -> Timer; a series stays there until it is cancelled
+    heap, live, seq, requests = [], {}, 0, 0
     fired_once = set()
     misbehaved = False  # unknown_id, second_answer: done once
     held = None  # --thread-safe: the first schedule's line, until a second request comes
     hold_first = "thread-safe" in opt
     buf = b""
     while True:
-        now = time.monotonic_ns()
-        while heap and heap[0][0] <= now:
+        now, batch = time.monotonic_ns(), 0
+        # At most 256 fires before stdin is looked at again: series that fell
+        # behind (fixed_rate catches up) must not starve the requests.
+        while heap and heap[0][0] <= now and batch < 256:
+            batch += 1
             deadline, _, tid = heapq.heappop(heap)
-            if tid not in live:
-                continue  # cancelled
-            _, fail = live.pop(tid)
+            timer = live.get(tid)
+            if timer is None or timer.deadline != deadline:
+                continue  # cancelled, or a series' entry that a later one replaced
+            fail = timer.fail
             t = time.monotonic_ns()
             send(type="fired", id=tid, t_ns=t - (2_000_000 if bug == "early" else 0))
+            if timer.period:
+                timer.runs += 1
+                if timer.stop_after_run:
+                    del live[tid]
+                    continue
+                timer.deadline = timer.next_due(t, time.monotonic_ns(), bug)
+                seq += 1
+                heapq.heappush(heap, (timer.deadline, seq, tid))
+                continue
+            del live[tid]
             if bug == "double" and tid % 7 == 0:
                 send(type="fired", id=tid, t_ns=time.monotonic_ns())
             fired_once.add(tid)
@@ -133,7 +177,8 @@ def main():
                 seq += 1
                 if not (bug == "lost" and tid % 5 == 0):
                     heapq.heappush(heap, (deadline, seq, tid))
-                live[tid] = (deadline, msg.get("fail", False))
+                live[tid] = Timer(deadline, msg.get("fail", False), msg.get("period_ns", 0),
+                                  msg.get("periodic"))
                 send(type="scheduled", id=tid, t_ns=t)
                 # At the first schedule from the 20th request on: which request is
                 # the 20th (a schedule or a cancel) depends on how tlab's threads ran.
@@ -144,14 +189,18 @@ def main():
                     if misbehave == "second_answer":
                         send(type="scheduled", id=tid, t_ns=t)
             elif kind == "cancel":
-                was_live = live.pop(tid, None) is not None
+                timer = live.pop(tid, None)
+                was_live = timer is not None
                 if bug == "after_cancel" and was_live and tid % 3 == 0:
-                    live[tid] = (0, False)  # says prevented, fires anyway
+                    live[tid] = timer  # says prevented, fires anyway
+                if bug == "periodic_stop" and was_live and timer.period and timer.runs:
+                    live[tid] = timer  # says prevented, runs once more
+                    timer.stop_after_run = True
                 if bug == "wrong_result" and tid in fired_once:
                     was_live = True
                 send(type="cancelled", id=tid, result="prevented" if was_live else "too_late")
             elif kind == "shutdown":
-                ids = sorted(live)
+                ids = sorted(k for k, v in live.items() if not v.stop_after_run)
                 if bug == "pending_list" and ids:
                     ids = ids[1:]
                 send(type="pending", ids=ids)

@@ -11,6 +11,7 @@
 #include "base/embedded.h"
 #include "base/json_input.h"
 #include "subjects/exec/exec_protocol.h"
+#include "tlab/subject.h"
 
 namespace {
 
@@ -56,6 +57,23 @@ TEST(ExecProtocol, HelloFacts) {
   EXPECT_FALSE(h.promises.has(tlab::tool::Promise::kNeverEarly));
   EXPECT_TRUE(h.can_fail);
   EXPECT_EQ(h.max_delay_ns, 1000);
+  EXPECT_EQ(h.periodic, 0u);
+}
+
+// The periodic kinds a hello lists are the ABI's TLAB_PERIODIC_* bits, and back.
+TEST(ExecProtocol, HelloPeriodicKinds) {
+  std::string why;
+  const auto m = read_message(
+      R"({"type":"hello","protocol":1,"name":"p","version":"1","kind":"facility",)"
+      R"("promises":[],"periodic":["fixed_delay","fixed_rate_skip"]})",
+      1, why);
+  ASSERT_TRUE(m) << why;
+  EXPECT_EQ(hello_of(*m).periodic, TLAB_PERIODIC_FIXED_DELAY | TLAB_PERIODIC_FIXED_RATE_SKIP);
+  for (std::uint32_t k :
+       {TLAB_PERIODIC_FIXED_RATE, TLAB_PERIODIC_FIXED_RATE_SKIP, TLAB_PERIODIC_FIXED_DELAY}) {
+    EXPECT_EQ(periodic_from(periodic_name(k)), k);
+  }
+  EXPECT_FALSE(periodic_from("cron"));
 }
 
 struct Bad {
@@ -85,6 +103,8 @@ TEST(ExecProtocol, RefusesEveryMalformedLineWithPointer) {
        "/promises/0"},
       {R"({"type":"hello","protocol":1,"name":"a b","version":"1","kind":"facility","promises":[]})",
        "/name"},
+      {R"({"type":"hello","protocol":1,"name":"a","version":"1","kind":"facility","promises":[],"periodic":["cron"]})",
+       "/periodic/0"},
   };
   for (const Bad& b : rows) {
     SCOPED_TRACE(b.line);
@@ -100,7 +120,9 @@ TEST(ExecProtocol, RequestsFitTheSchema) {
   const nlohmann::json schema = nlohmann::json::parse(embedded_protocol_schema());
   for (const std::string& line :
        {schedule_line(1, -3, false), schedule_line(9007199254740991, INT64_MAX, true),
-        cancel_line(5), shutdown_line()}) {
+        schedule_periodic_line(2, 0, 1, TLAB_PERIODIC_FIXED_RATE),
+        schedule_periodic_line(3, -1, INT64_MAX, TLAB_PERIODIC_FIXED_DELAY), cancel_line(5),
+        shutdown_line()}) {
     SCOPED_TRACE(line);
     ASSERT_EQ(line.back(), '\n');
     ASSERT_EQ(line.find('\n'), line.size() - 1);

@@ -8,6 +8,7 @@
 
 #include "base/embedded.h"
 #include "base/json_input.h"
+#include "tlab/subject.h"
 
 namespace tlab::tool::exec {
 
@@ -44,6 +45,16 @@ const std::array<std::unique_ptr<SchemaValidator>, kSubjectTypes.size()>& valida
   return v;
 }
 
+struct PeriodicInfo {
+  std::uint32_t kind;
+  std::string_view name;
+};
+constexpr std::array<PeriodicInfo, 3> kPeriodicKinds{{
+    {TLAB_PERIODIC_FIXED_RATE, "fixed_rate"},
+    {TLAB_PERIODIC_FIXED_RATE_SKIP, "fixed_rate_skip"},
+    {TLAB_PERIODIC_FIXED_DELAY, "fixed_delay"},
+}};
+
 std::optional<CancelResult> result_from(std::string_view s) {
   if (s == "prevented") return CancelResult::kPrevented;
   if (s == "too_late") return CancelResult::kTooLate;
@@ -52,6 +63,20 @@ std::optional<CancelResult> result_from(std::string_view s) {
 }
 
 }  // namespace
+
+std::string_view periodic_name(std::uint32_t kind) {
+  for (const PeriodicInfo& p : kPeriodicKinds) {
+    if (p.kind == kind) return p.name;
+  }
+  return "?";
+}
+
+std::optional<std::uint32_t> periodic_from(std::string_view name) {
+  for (const PeriodicInfo& p : kPeriodicKinds) {
+    if (p.name == name) return p.kind;
+  }
+  return std::nullopt;
+}
 
 std::string_view name_of(MessageType t) { return kSubjectTypes[static_cast<std::size_t>(t)].name; }
 
@@ -136,6 +161,9 @@ Hello hello_of(const Message& hello) {
   if (auto f = j.find("features"); f != j.end()) {
     for (const nlohmann::json& x : *f) h.can_fail = h.can_fail || x == "fail";
   }
+  if (auto p = j.find("periodic"); p != j.end()) {
+    for (const nlohmann::json& x : *p) h.periodic |= periodic_from(x.get<std::string>()).value();
+  }
   h.max_delay_ns = j.value("max_delay_ns", std::int64_t{0});
   return h;
 }
@@ -147,6 +175,13 @@ std::string schedule_line(std::uint64_t id, std::int64_t delay_ns, bool fail) {
               : fmt::format(R"({{"type":"schedule","id":{},"delay_ns":{}}})"
                             "\n",
                             id, delay_ns);
+}
+
+std::string schedule_periodic_line(std::uint64_t id, std::int64_t delay_ns, std::int64_t period_ns,
+                                   std::uint32_t kind) {
+  return fmt::format(R"({{"type":"schedule","id":{},"delay_ns":{},"period_ns":{},"periodic":"{}"}})"
+                     "\n",
+                     id, delay_ns, period_ns, periodic_name(kind));
 }
 
 std::string cancel_line(std::uint64_t id) {

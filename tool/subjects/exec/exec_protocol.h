@@ -67,13 +67,23 @@ struct Hello {
   PromiseSet promises;
   std::vector<std::string> promise_names;  // as given, for the report
   bool can_fail = false;                   // features has "fail"
+  std::uint32_t periodic = 0;              // TLAB_PERIODIC_* bits of its `periodic` kinds
   std::int64_t max_delay_ns = 0;           // 0: none given
 };
+
+// periodic_name / periodic_from: a periodic kind's protocol name ("fixed_rate",
+// "fixed_rate_skip", "fixed_delay") and back; one TLAB_PERIODIC_* bit each.
+std::string_view periodic_name(std::uint32_t kind);
+std::optional<std::uint32_t> periodic_from(std::string_view name);
 
 // hello_of: the facts of a hello that read_message accepted.
 Hello hello_of(const Message& hello);
 
 std::string schedule_line(std::uint64_t id, std::int64_t delay_ns, bool fail);
+// schedule_periodic_line: a `schedule` of a periodic series (period_ns > 0; `kind`
+// one TLAB_PERIODIC_* bit).
+std::string schedule_periodic_line(std::uint64_t id, std::int64_t delay_ns, std::int64_t period_ns,
+                                   std::uint32_t kind);
 std::string cancel_line(std::uint64_t id);
 std::string shutdown_line();
 

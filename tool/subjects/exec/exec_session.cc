@@ -221,6 +221,21 @@ tlab_status ExecSession::schedule(std::int64_t delay_ns, std::uint64_t id, bool 
   return TLAB_OK;
 }
 
+tlab_status ExecSession::schedule_periodic(std::int64_t delay_ns, std::int64_t period_ns,
+                                           std::uint32_t kind, std::uint64_t id,
+                                           std::uint64_t* handle) {
+  Waiter w;
+  w.delay_ns = delay_ns;
+  w.period_ns = period_ns;
+  w.periodic = kind;
+  if (!request(Kind::kSchedule, id, schedule_periodic_line(id, delay_ns, period_ns, kind), w)) {
+    return TLAB_ENOMEM;
+  }
+  if (w.answer == MessageType::kError) return TLAB_EINVAL;
+  *handle = id;
+  return TLAB_OK;
+}
+
 tlab_status ExecSession::cancel(std::uint64_t id, std::int32_t* result) {
   Waiter w;
   if (!request(Kind::kCancel, id, cancel_line(id), w)) return TLAB_ENOMEM;
@@ -327,10 +342,13 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
   w.error = m.text;
   if (m.type == MessageType::kScheduled) {
     format_.saw(m.t_ns);
-    ledger_.schedule(
-        m.id,
-        LedgerSchedule{
-            {}, LedgerInstant{m.t_ns, 0}, w.delay_ns, false, w.fail ? kFailMark : std::uint8_t{0}});
+    LedgerSchedule ls;
+    ls.at = LedgerInstant{m.t_ns, 0};
+    ls.delay = w.delay_ns;
+    ls.mark = w.fail ? kFailMark : std::uint8_t{0};
+    ls.period = w.period_ns;
+    ls.periodic = w.periodic;
+    ledger_.schedule(m.id, ls);
     ledger_.armed(m.id, m.id);
   } else if (m.type == MessageType::kCancelled) {
     LedgerCancel c;
@@ -372,6 +390,9 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
       m.id, LedgerInstant{m.t_ns, 0},
       fmt::format("{}: by the subject's own clock (t=0 at its first answer, t_ns {}), ", where,
                   format_.origin()));
+  // A periodic run's callback has begun and, for this ledger, ended: the
+  // session cannot see it return (overlapping runs are the driver's to judge).
+  if (f.periodic) ledger_.run_ended(m.id, LedgerInstant{m.t_ns, 0});
   if (f.first) {
     if ((f.mark & kFailMark) != 0 && fail_fired_ == 0) {
       fail_fired_ = m.id;

@@ -9,6 +9,8 @@
 //   |                | equal the probe's), starts the reader thread                  |
 //   | schedule       | writes `schedule {id = cookie}`, waits for `scheduled` (handle |
 //   |                | = id) or `error` (TLAB_EINVAL: nothing was armed)             |
+//   | schedule_      | the same with `period_ns` and `periodic` (a hello that lists   |
+//   |  periodic      | the kind); each run's `fired` is one fired() under the id      |
 //   | cancel         | writes `cancel {id}`, waits for `cancelled` (its result) or    |
 //   |                | `error` (TLAB_EINVAL: no claim)                                |
 //   | fired()        | the reader thread calls config->fired(host, id) for each       |
@@ -112,6 +114,9 @@ class ExecSession {
 
   tlab_status start();
   tlab_status schedule(std::int64_t delay_ns, std::uint64_t id, bool fail, std::uint64_t* handle);
+  // schedule_periodic: a series of `kind` (one TLAB_PERIODIC_* bit of the hello's).
+  tlab_status schedule_periodic(std::int64_t delay_ns, std::int64_t period_ns, std::uint32_t kind,
+                                std::uint64_t id, std::uint64_t* handle);
   tlab_status cancel(std::uint64_t id, std::int32_t* result);
   void shutdown();  // destroy(): idempotent
   // ended: why the session ended the case early ("" while it has not).
@@ -130,6 +135,8 @@ class ExecSession {
     std::int64_t sent_ns = 0;
     std::int64_t delay_ns = 0;  // a schedule's delay and fail flag, for the ledger
     bool fail = false;
+    std::int64_t period_ns = 0;  // a periodic schedule's period and kind (0: one-shot)
+    std::uint32_t periodic = 0;
     bool answered = false;
     MessageType answer = MessageType::kError;
     CancelResult result = CancelResult::kUnknown;

@@ -60,6 +60,11 @@ tlab_status schedule_failing_cb(void* self, std::int64_t, std::int64_t delay_ns,
                                 std::uint64_t cookie, std::uint64_t* handle) {
   return session(self)->schedule(delay_ns, cookie, true, handle);
 }
+tlab_status schedule_periodic_cb(void* self, std::int64_t, std::int64_t delay_ns,
+                                std::int64_t period_ns, std::uint32_t kind, std::uint64_t cookie,
+                                std::uint64_t* handle) {
+  return session(self)->schedule_periodic(delay_ns, period_ns, kind, cookie, handle);
+}
 tlab_status cancel_cb(void* self, std::uint64_t handle, std::int32_t* result) {
   return session(self)->cancel(handle, result);
 }
@@ -179,6 +184,7 @@ std::optional<SubjectFacts> probe_exec_subject(const std::string& spec, std::str
   f.command = spec.substr(kExecPrefix.size());
   f.version = hello.version;
   f.can_fail = hello.can_fail;
+  f.periodic = hello.periodic;
   return f;
 }
 
@@ -206,6 +212,8 @@ const tlab_subject* open_exec_subject(const std::string& spec, std::string& erro
   d.destroy = &destroy_cb;
   d.schedule = &schedule_cb;
   d.cancel = &cancel_cb;
+  d.periodic = h.periodic;
+  if (h.periodic != 0) d.schedule_periodic = &schedule_periodic_cb;
   return &d;
 }
 
