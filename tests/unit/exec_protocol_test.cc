@@ -63,10 +63,10 @@ TEST(ExecProtocol, HelloFacts) {
 // The periodic kinds a hello lists are the ABI's TLAB_PERIODIC_* bits, and back.
 TEST(ExecProtocol, HelloPeriodicKinds) {
   std::string why;
-  const auto m = read_message(
-      R"({"type":"hello","protocol":1,"name":"p","version":"1","kind":"facility",)"
-      R"("promises":[],"periodic":["fixed_delay","fixed_rate_skip"]})",
-      1, why);
+  const auto m =
+      read_message(R"({"type":"hello","protocol":1,"name":"p","version":"1","kind":"facility",)"
+                   R"("promises":[],"periodic":["fixed_delay","fixed_rate_skip"]})",
+                   1, why);
   ASSERT_TRUE(m) << why;
   EXPECT_EQ(hello_of(*m).periodic, TLAB_PERIODIC_FIXED_DELAY | TLAB_PERIODIC_FIXED_RATE_SKIP);
   for (std::uint32_t k :

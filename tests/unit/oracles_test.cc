@@ -89,6 +89,20 @@ TEST(OraclesTest, LatencyBoundIsJudged) {
   EXPECT_EQ(ok.verdict, Verdict::kPass);
 }
 
+// A virtual-clock scenario's bound is not judged on a case that ran on the real
+// clock (kOffClockCounter): the same broken histogram passes, and is kept.
+TEST(OraclesTest, LatencyBoundOfAVirtualScenarioIsNotJudgedOnTheRealClock) {
+  Expectations e;
+  e.fire_lateness_us.p99_max = 5;
+  CaseResult r;
+  for (int i = 0; i < 100; ++i) r.latency["fire_lateness"].record(50'000);
+  r.counters[std::string(kOffClockCounter)] = 1;
+  judge(e, kAll, r, false);
+  EXPECT_EQ(r.verdict, Verdict::kPass);
+  EXPECT_EQ(r.violations.count("latency.fire_lateness"), 0u);
+  EXPECT_EQ(r.latency.at("fire_lateness").count(), 100u);
+}
+
 // A forced verdict (timeout, error) stands; the findings are still added.
 TEST(OraclesTest, ForcedVerdictStands) {
   Expectations e;

@@ -11,7 +11,9 @@
 //
 // Besides the oracles, judge() adds two kinds of finding, both always fatal:
 //   latency.<histogram>   a latency bound (expect.fire_lateness_us, expect.cancel_to_resume_us)
-//                         broken by that histogram's percentile
+//                         broken by that histogram's percentile; not judged for a
+//                         case whose virtual-clock scenario ran on the real clock
+//                         (counter kOffClockCounter, types/case_result.h)
 //   at_least.<oracle>     fewer violations than expect.at_least requires
 //
 // Cost: judge() is O(violations + oracles + percentile walks). Ground rules:

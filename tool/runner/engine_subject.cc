@@ -53,6 +53,11 @@ std::string_view own_engine_of(Role r) {
 
 }  // namespace
 
+bool plays_on(const Actor& a, std::uint32_t periodic) {
+  const std::uint32_t kind = periodic_kind_of(a.mode);
+  return a.role != Role::kScheduler || kind == 0 || (periodic & kind) != 0;
+}
+
 // Reads only kind, drive, promises and periodic of `s` (the CLI passes a shape without a
 // name or functions: subject_option.h), so `why` never names the subject.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
@@ -71,6 +76,7 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
                   "cap to set. Remove it");
   }
   int schedulers = 0, pollers = 0, holders = 0;
+  std::string lacking_at, lacking;  // the first scheduler left out (plays_on)
   for (std::size_t i = 0; i < sc.actors.size(); ++i) {
     const Actor& a = sc.actors[i];
     const std::string at = fmt::format("/actors/{}", i);
@@ -86,13 +92,18 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
                                     name_of(a.role), kind));
         }
         if (a.role == Role::kScheduler) {
-          const std::uint32_t periodic = periodic_kind_of(a.mode);
-          if (periodic != 0 && (s.periodic & periodic) == 0) {
-            return refuse(at + "/mode",
-                          fmt::format("mode {}: this subject has no such periodic timers "
-                                      "(its descriptor's periodic field lacks {}; subject.h, "
-                                      "\"Periodic timers\")",
-                                      mode_name(a.mode), periodic_kind_name(periodic)));
+          if (!plays_on(a, s.periodic)) {
+            // Left out of the case (noted there); the scenario is refused here
+            // only if no scheduler is left.
+            if (lacking_at.empty()) {
+              lacking_at = at + "/mode";
+              lacking = fmt::format(
+                  "mode {}: this subject has no such periodic timers (its "
+                  "descriptor's periodic field lacks {}; subject.h, \"Periodic "
+                  "timers\"), and no scheduler of a kind it has is left",
+                  mode_name(a.mode), periodic_kind_name(periodic_kind_of(a.mode)));
+            }
+            break;
           }
           ++schedulers;
         }
@@ -148,6 +159,7 @@ bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why
     }
     return true;
   }
+  if (schedulers == 0 && !lacking_at.empty()) return refuse(lacking_at, lacking);
   if (schedulers == 0) {
     return refuse("/actors", fmt::format("this subject is {}: the scenario needs a scheduler "
                                          "actor (the only role that schedules)",

@@ -52,8 +52,15 @@ void run_abi_case(CaseContext& ctx, const tlab_subject& s, const SubjectExtras& 
 
 // subject_accepts: whether a scenario can run on a subject of `kind` / `drive` /
 // `clock` (and `extras`: the thrower role needs schedule_failing); on false,
-// `why` and `pointer` (the JSON pointer) say what cannot.
+// `why` and `pointer` (the JSON pointer) say what cannot. A scheduler whose
+// periodic mode the subject lacks does not run (plays_on), and the case says so;
+// the scenario is refused, at that actor's mode, only when no scheduler is left.
 bool subject_accepts(const Scenario& sc, const tlab_subject& s, std::string& why,
                      std::string& pointer, const SubjectExtras& extras = {});
+
+// plays_on: whether actor `a` runs on a subject whose periodic kinds are
+// `periodic` (TLAB_PERIODIC_* bits): every actor but a scheduler of a periodic
+// mode the subject lacks.
+bool plays_on(const Actor& a, std::uint32_t periodic);
 
 }  // namespace tlab::tool::runner

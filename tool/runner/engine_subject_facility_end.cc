@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "base/stall_clock.h"
+#include "runner/engine_subject.h"
 #include "runner/engine_subject_facility.h"
 #include "runner/engines.h"
 
@@ -55,8 +56,12 @@ void FacilityCase::build_actors() {
   timer_st_->set(Phase::kWorking);
   std::array<int, kRoleCount> per_role{};
   std::size_t index = 0;
+  std::size_t producers = 0;
   for (const Actor& a : s_.actors) {
-    if (a.role == Role::kTimerThread) continue;
+    if (a.role == Role::kTimerThread || !plays_on(a, calls_.d().periodic)) continue;
+    if (a.role == Role::kScheduler || a.role == Role::kThrower) {
+      producers += static_cast<std::size_t>(a.count);
+    }
     for (int i = 0; i < a.count; ++i, ++index) {
       const int n = per_role[static_cast<std::size_t>(a.role)]++;
       ActorRun& r = runs_.emplace_back();
@@ -67,8 +72,6 @@ void FacilityCase::build_actors() {
       r.stale = a.stale_probability.value_or(kDefaultStaleProbability);
     }
   }
-  const auto producers =
-      static_cast<std::size_t>(count_of(s_, Role::kScheduler) + count_of(s_, Role::kThrower));
   std::size_t k = 0;
   for (ActorRun& r : runs_) {
     if (r.spec->role != Role::kCanceller) r.quota = ctx_.share(k++, producers);
@@ -92,8 +95,10 @@ void FacilityCase::run() {
   if (wants_virtual && !virtual_) {
     ctx_.note(
         fmt::format("engine.clock virtual: subject {} cannot run on tlab's clock (no "
-                    "TLAB_PROMISE_VIRTUAL), so the case ran on the real clock{}",
+                    "TLAB_PROMISE_VIRTUAL), so the case ran on the real clock{} (its latency "
+                    "bounds measured, not judged)",
                     d.name, loop_ ? " with a poller thread" : ""));
+    ctx_.add(std::string(kOffClockCounter));
   }
   if (!virtual_ && !loop_) {
     ctx_.note("timer_thread: the subject's own threads fire (TLAB_DRIVE_SELF); tlab polls nothing");
@@ -107,6 +112,14 @@ void FacilityCase::run() {
                     d.name));
   }
   if (calls_.serial()) ctx_.note("calls serialised on one mutex (no TLAB_PROMISE_THREAD_SAFE)");
+  for (std::size_t i = 0; i < s_.actors.size(); ++i) {
+    const Actor& a = s_.actors[i];
+    if (plays_on(a, d.periodic)) continue;
+    ctx_.note(
+        fmt::format("/actors/{} not run: mode {} needs {} series, which subject {} does not "
+                    "have",
+                    i, mode_name(a.mode), periodic_kind_name(periodic_kind_of(a.mode)), d.name));
+  }
   build_actors();
   tlab_subject_config config{};
   config.struct_size = sizeof config;

@@ -51,6 +51,13 @@ struct ViolationRecord {
   std::string first_example;  // a human sentence naming the actor, timer and times
 };
 
+// kOffClockCounter: the counter a case's child sets when the scenario asks for
+// tlab's virtual clock and the case ran on the real clock instead (a subject that
+// cannot run on tlab's clock): judge() then measures its latency bounds but does
+// not judge them, since a bound written for virtual time is a timing assertion on
+// a real clock (the lateness rules of the ledger still judge every fire).
+inline constexpr std::string_view kOffClockCounter = "virtual_scenario_on_real_clock";
+
 struct CaseResult {
   Verdict verdict = Verdict::kError;
   // Keys are oracle names (oracles/oracles.h kOracleInfo), "latency.<histogram>"
