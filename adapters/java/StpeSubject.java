@@ -4,6 +4,10 @@
 //
 // schedule -> stpe.schedule(task, delay_ns, NANOSECONDS); cancel -> future.cancel(false), true
 // "prevented", false "too_late". One worker thread, as java.util.Timer has (README.md).
+// A periodic schedule (period_ns, periodic; docs/protocol.md, "Periodic timers") ->
+// fixed_rate: stpe.scheduleAtFixedRate(task, delay_ns, period_ns, NANOSECONDS); fixed_delay:
+// stpe.scheduleWithFixedDelay(task, delay_ns, period_ns, NANOSECONDS). Each run writes one
+// `fired` under the series' id; the series stays armed (and in `pending`) until a cancel.
 //
 // Promises, with the JDK 17 Javadoc each rests on:
 //   delivery, exactly_once: ScheduledExecutorService.schedule "Submits a one-shot task that
@@ -13,10 +17,28 @@
 //   contains_errors: ThreadPoolExecutor.afterExecute: FutureTask and such "catch and maintain
 //     computational exceptions, and so they do not cause abrupt termination".
 //   thread_safe: one reader thread makes every call, so pipelined requests are safe.
+// Periodic kinds (the hello's `periodic`), all in nanoseconds, so no period is rounded:
+//   fixed_rate: scheduleAtFixedRate "Submits a periodic action that becomes enabled first after
+//     the given initial delay, and subsequently with the given period; that is, executions will
+//     commence after initialDelay, then initialDelay + period, then initialDelay + 2 * period,
+//     and so on." and "If any execution of this task takes longer than its period, then
+//     subsequent executions may start late, but will not concurrently execute": every grid
+//     point is a run, a late one starts late (back to back, caught up), none is skipped.
+//   fixed_delay: scheduleWithFixedDelay "... and subsequently with the given delay between the
+//     termination of one execution and the commencement of the next": run k+1 at E_k + P.
+//   Not fixed_rate_skip: no STPE method skips a missed grid point.
+//   delivery and never_early hold run by run: "The sequence of task executions continues
+//   indefinitely until one of the following exceptional completions occur: The task is
+//   explicitly cancelled via the returned future. ..." (or shutdownNow, or a run throws, which
+//   these runs never do: `fail` never comes with a period); each run is "enabled" at its time
+//   and "Delayed tasks execute no sooner than they are enabled". exactly_once is per run:
+//   "Successive executions of a periodic task ... do not overlap."
 // Not promised: accurate_cancel (Future.cancel is false only if the task "could not be
 // cancelled, typically because it has already completed": a started task is cancelled with
-// true and, with cancel(false), "in-progress tasks are allowed to complete"); pending_count
-// (the executor cannot list armed tasks: `pending` is this file's own bookkeeping).
+// true and, with cancel(false), "in-progress tasks are allowed to complete"). A series is the
+// same: cancel(false) is true while a run is in progress, and that run's `fired` line may come
+// after `prevented` (the answer is right, the order is not). pending_count (the executor cannot
+// list armed tasks: `pending` is this file's own bookkeeping).
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
@@ -31,20 +53,26 @@ public class StpeSubject {
   static final Set<Long> armed = new LinkedHashSet<>();  // lock; neither fired nor cancelled
   static boolean closed;  // lock; `pending` was written, so nothing more is
   static final ScheduledThreadPoolExecutor stpe = new ScheduledThreadPoolExecutor(1);
+  static final List<String> PERIODIC = List.of("fixed_rate", "fixed_delay");  // the header
 
   public static void main(String[] args) throws IOException {
     System.setOut(System.err);  // stdout is the protocol only: a stray print goes to stderr
     String promises = "delivery exactly_once never_early contains_errors thread_safe";
     emit("{\"type\":\"hello\",\"protocol\":1,\"name\":\"java-stpe\",\"kind\":\"facility\","
         + "\"promises\":[\"" + promises.replace(" ", "\",\"") + "\"],\"features\":[\"fail\"],"
+        + "\"periodic\":[\"" + String.join("\",\"", PERIODIC) + "\"],"
         + "\"version\":" + str(System.getProperty("java.version")) + "}");
     var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       Map<String, String> m = parse(line);
       long id = m.containsKey("id") ? num(m.get("id"), 1, (1L << 53) - 1) : 0;
       switch (m.get("type")) {
-        case "\"schedule\"" -> schedule(id, num(m.get("delay_ns"), Long.MIN_VALUE, Long.MAX_VALUE),
-            m.get("fail").equals("true"));
+        case "\"schedule\"" -> {
+          String kind = kind(m);  // null: a one-shot
+          schedule(id, num(m.get("delay_ns"), Long.MIN_VALUE, Long.MAX_VALUE),
+              m.get("fail").equals("true"), kind,
+              kind == null ? 0 : num(m.get("period_ns"), 1, Long.MAX_VALUE));
+        }
         case "\"cancel\"" -> cancel(id);
         default -> {  // shutdown: stop the executor, then say what is still armed
           synchronized (lock) {
@@ -59,11 +87,16 @@ public class StpeSubject {
     die("stdin closed before shutdown");
   }
 
-  static void schedule(long id, long delayNs, boolean fail) {
+  // kind null: a one-shot; else a series of that kind (PERIODIC), every periodNs.
+  static void schedule(long id, long delayNs, boolean fail, String kind, long periodNs) {
     synchronized (lock) {  // held to the answer: a task due at once must wait to write `fired`
       long t = System.nanoTime();  // before schedule(): its deadline is a later nanoTime() + delay
+      Runnable task = () -> fire(id, fail, kind != null);
       try {
-        timers.put(id, stpe.schedule(() -> fire(id, fail), delayNs, TimeUnit.NANOSECONDS));
+        timers.put(id, kind == null ? stpe.schedule(task, delayNs, TimeUnit.NANOSECONDS)
+            : kind.equals("fixed_rate")
+            ? stpe.scheduleAtFixedRate(task, delayNs, periodNs, TimeUnit.NANOSECONDS)
+            : stpe.scheduleWithFixedDelay(task, delayNs, periodNs, TimeUnit.NANOSECONDS));
         armed.add(id);
         emit("{\"type\":\"scheduled\",\"id\":" + id + ",\"t_ns\":" + t + "}");
       } catch (RuntimeException e) {  // the executor refused: nothing was armed
@@ -75,7 +108,7 @@ public class StpeSubject {
   static void cancel(long id) {
     synchronized (lock) {
       ScheduledFuture<?> f = timers.get(id);  // null: its schedule was refused
-      boolean stopped = f != null && f.cancel(false);
+      boolean stopped = f != null && f.cancel(false);  // a series: false once cancelled
       if (stopped) armed.remove(id);
       emit(f == null ? error(id, "never armed") : "{\"type\":\"cancelled\",\"id\":" + id
           + ",\"result\":\"" + (stopped ? "prevented" : "too_late") + "\"}");
@@ -83,10 +116,11 @@ public class StpeSubject {
   }
 
   // The task, on the worker: `fired` first, then fail as asked (the Future keeps the exception).
-  static void fire(long id, boolean fail) {
+  // A run of a series writes `fired` and stays armed.
+  static void fire(long id, boolean fail, boolean periodic) {
     long t = System.nanoTime();
     synchronized (lock) {
-      armed.remove(id);
+      if (!periodic) armed.remove(id);
       if (!closed) emit("{\"type\":\"fired\",\"id\":" + id + ",\"t_ns\":" + t + "}");
     }
     if (fail) throw new RuntimeException("tlab asked task " + id + " to fail");
@@ -97,11 +131,15 @@ public class StpeSubject {
     if (out.checkError()) die("stdout is closed");
   }
 
-  // A request: one flat object, fixed keys per type (docs/protocol.schema.json); else exit 2.
-  static final Pattern FIELD = Pattern.compile("[ \\t]*\"(type|id|delay_ns|fail)\"[ \\t]*:[ \\t]*"
-      + "(\"(?:schedule|cancel|shutdown)\"|-?(?:0|[1-9][0-9]*)|true|false)[ \\t]*([,}])");
-  static final Map<String, Set<String>> KEYS = Map.of("\"schedule\"", Set.of("type", "id",
-      "delay_ns", "fail"), "\"cancel\"", Set.of("type", "id"), "\"shutdown\"", Set.of("type"));
+  // A request: one flat object, fixed keys per type (docs/protocol.schema.json; `fail` never with
+  // a period, docs/protocol.md); else exit 2.
+  static final Pattern FIELD = Pattern.compile("[ \\t]*\"(type|id|delay_ns|fail|period_ns|"
+      + "periodic)\"[ \\t]*:[ \\t]*(\"(?:schedule|cancel|shutdown|fixed_rate|fixed_rate_skip|"
+      + "fixed_delay)\"|-?(?:0|[1-9][0-9]*)|true|false)[ \\t]*([,}])");
+  static final Map<String, Set<Set<String>>> KEYS = Map.of("\"schedule\"", Set.of(
+      Set.of("type", "id", "delay_ns"), Set.of("type", "id", "delay_ns", "fail"),
+      Set.of("type", "id", "delay_ns", "period_ns", "periodic")),
+      "\"cancel\"", Set.of(Set.of("type", "id")), "\"shutdown\"", Set.of(Set.of("type")));
 
   static Map<String, String> parse(String line) {
     var m = new HashMap<String, String>();
@@ -113,11 +151,19 @@ public class StpeSubject {
       if (m.put(f.group(1), f.group(2)) != null) die("duplicate key: " + line);
       if (f.group(3).equals("}")) break;
     }
-    if ("\"schedule\"".equals(m.get("type"))) m.putIfAbsent("fail", "false");  // optional
     if (!line.substring(f.end()).isBlank() || !m.getOrDefault("fail", "false").matches("true|false")
-        || !m.keySet().equals(KEYS.get(m.getOrDefault("type", "\"shutdown\""))))
-      die("not a request of docs/protocol.schema.json: " + line);
+        || !KEYS.getOrDefault(m.getOrDefault("type", ""), Set.of()).contains(m.keySet()))
+      die("not a request of docs/protocol.md: " + line);
+    if ("\"schedule\"".equals(m.get("type"))) m.putIfAbsent("fail", "false");  // optional
     return m;
+  }
+
+  // A schedule's periodic kind: null for a one-shot; a kind the hello does not list exits 2.
+  static String kind(Map<String, String> m) {
+    String v = m.get("periodic");
+    for (String k : PERIODIC) if (('"' + k + '"').equals(v)) return k;
+    if (v != null) die("periodic " + v + " is not a kind this subject's hello lists " + PERIODIC);
+    return null;
   }
 
   static long num(String v, long min, long max) {

@@ -2,6 +2,9 @@
 // adapters/java/TimerSubject.java (JDK 17 runs one file: the JSON reader repeats StpeSubject's).
 // schedule -> timer.schedule(task, ceil(delay_ns / 1 ms)), refusing a delay below 0 ms with an
 // `error`; cancel -> task.cancel(), true "prevented", false "too_late".
+// A periodic schedule (period_ns, periodic; docs/protocol.md, "Periodic timers") ->
+// fixed_delay: timer.schedule(task, ceil(delay_ns / 1 ms), ceil(period_ns / 1 ms)). Each run writes one
+// `fired` under the series' id; the series stays armed (and in `pending`) until a cancel.
 //
 // Promises, with the JDK 17 Javadoc each rests on. delivery, exactly_once: Timer.schedule
 // "Schedules the specified task for execution after the specified delay"; the task is
@@ -14,6 +17,31 @@
 // at x.9 ms for d ms may run at (x+d).0 ms); contains_errors ("If the timer's task execution
 // thread terminates unexpectedly ... any further attempt to schedule a task on the timer will
 // result in an IllegalStateException"); pending_count (`pending` is our own bookkeeping).
+//
+// Periodic kinds (the hello's `periodic`), in whole milliseconds:
+//   Not fixed_rate, although Timer has scheduleAtFixedRate ("each execution is scheduled
+//     relative to the scheduled execution time of the initial execution"): its period is whole
+//     milliseconds, and a period rounded to them puts every run further off the protocol's
+//     grid (up: ever later, a series lost at the drain; down: early), while refusing other
+//     periods would refuse timers within range (README.md, "Timer and whole milliseconds").
+//   fixed_delay: schedule(task, delay, period): "In fixed-delay execution, each execution is
+//     scheduled relative to the actual execution time of the previous execution." Run k+1 is
+//     due a period after run k began (S_k + P). The period is rounded up to whole ms, as a
+//     delay is; a gap's extra (under 1 ms) does not add up, since every run counts from the one
+//     before (from the wall-clock millisecond it began in, so a run may still come up to 1 ms
+//     before S_k + P, as a one-shot may before its deadline).
+//   Not fixed_rate_skip: no Timer method skips a missed run.
+//   delivery and exactly_once per run as for a one-shot; never_early is not promised for runs
+//   either (the grid, and a fixed-delay run's start, are wall-clock milliseconds).
+//   accurate_cancel for a series: TimerTask.cancel: "If the task has been scheduled for
+//     repeated execution, it will never run again. (If the task is running when this call
+//     occurs, the task will run to completion, but will never run again.)" and it returns true
+//     for a task "scheduled for repeated execution" (false once cancelled: "the task was already
+//     cancelled"), so `prevented` iff this call stopped a live series. A run in progress may
+//     finish, and the protocol wants its `fired` before the answer: Timer runs "all of the
+//     timer's tasks, sequentially" on "a single background thread", so cancel() then schedules
+//     an empty task due at once and answers when it has run (or the thread has ended): by then
+//     the run in progress has written its `fired`, and cancel() made sure no later run begins.
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
@@ -22,26 +50,36 @@ import java.util.regex.*;
 public class TimerSubject {
   static final PrintStream out =
       new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
-  static final Object lock = new Object();  // guards stdout and the four fields below
+  static final Object lock = new Object();  // guards stdout and the fields below
   static final Map<Long, TimerTask> timers = new HashMap<>();  // lock; every id armed
+  static final Set<Long> series = new HashSet<>();  // lock; the periodic ones among them
   static final Set<Long> armed = new LinkedHashSet<>();  // lock; neither fired nor cancelled
   static final Set<Long> firing = new HashSet<>();  // lock; answered too_late, not yet fired
   static boolean closed;  // lock; `pending` was written, so nothing more is
+  static boolean ending;  // lock; a `fail` task runs and will end the timer thread
+  static long barriers, passed;  // lock; empty tasks scheduled, the last one that ran
   static final Timer timer = new Timer("tlab-timer", true);
+  static final List<String> PERIODIC = List.of("fixed_delay");  // the header
+  static final long MS = 1_000_000;
 
   public static void main(String[] args) throws Exception {
     System.setOut(System.err);  // stdout is the protocol only: a stray print goes to stderr
     String promises = "delivery exactly_once accurate_cancel thread_safe";
     emit("{\"type\":\"hello\",\"protocol\":1,\"name\":\"java-timer\",\"kind\":\"facility\","
         + "\"promises\":[\"" + promises.replace(" ", "\",\"") + "\"],\"features\":[\"fail\"],"
+        + "\"periodic\":[\"" + String.join("\",\"", PERIODIC) + "\"],"
         + "\"version\":" + str(System.getProperty("java.version")) + "}");
     var in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     for (String line; (line = in.readLine()) != null; ) {
       Map<String, String> m = parse(line);
       long id = m.containsKey("id") ? num(m.get("id"), 1, (1L << 53) - 1) : 0;
       switch (m.get("type")) {
-        case "\"schedule\"" -> schedule(id, num(m.get("delay_ns"), Long.MIN_VALUE, Long.MAX_VALUE),
-            m.get("fail").equals("true"));
+        case "\"schedule\"" -> {
+          String kind = kind(m);  // null: a one-shot
+          schedule(id, num(m.get("delay_ns"), Long.MIN_VALUE, Long.MAX_VALUE),
+              m.get("fail").equals("true"), kind,
+              kind == null ? 0 : num(m.get("period_ns"), 1, Long.MAX_VALUE));
+        }
         case "\"cancel\"" -> cancel(id);
         default -> {  // shutdown: stop the timer, then say what is still armed
           synchronized (lock) {
@@ -57,14 +95,17 @@ public class TimerSubject {
     die("stdin closed before shutdown");
   }
 
-  static void schedule(long id, long delayNs, boolean fail) {
-    long ms = delayNs / 1_000_000 + (delayNs % 1_000_000 > 0 ? 1 : 0);  // ceil: `/` truncates
-    TimerTask task = new TimerTask() { public void run() { fire(id, fail); } };
+  // kind null: a one-shot; else a series of that kind (PERIODIC), every periodNs.
+  static void schedule(long id, long delayNs, boolean fail, String kind, long periodNs) {
+    TimerTask task = new TimerTask() { public void run() { fire(id, fail, kind != null); } };
     synchronized (lock) {  // held to the answer: a task due at once must wait to write `fired`
       long t = System.nanoTime();  // before schedule(): its deadline is a later clock + delay
       try {
-        timer.schedule(task, ms);
+        long delayMs = ms(delayNs);
+        if (kind == null) timer.schedule(task, delayMs);
+        else timer.schedule(task, delayMs, ms(periodNs));
         timers.put(id, task);
+        if (kind != null) series.add(id);
         armed.add(id);
         emit("{\"type\":\"scheduled\",\"id\":" + id + ",\"t_ns\":" + t + "}");
       } catch (RuntimeException e) {  // a negative delay, or the timer thread died: not armed
@@ -73,23 +114,52 @@ public class TimerSubject {
     }
   }
 
-  static void cancel(long id) {
+  static long ms(long ns) {  // ceil(ns / 1 ms): `/` truncates towards 0, which is ceil below 0
+    return ns / MS + (ns % MS > 0 ? 1 : 0);
+  }
+
+  static void cancel(long id) throws InterruptedException {
     synchronized (lock) {
       TimerTask task = timers.get(id);  // null: its schedule was refused
-      boolean stopped = task != null && task.cancel();
+      boolean stopped = task != null && task.cancel();  // a series: false once cancelled
       if (stopped) armed.remove(id);
       else if (armed.contains(id)) firing.add(id);  // the timer thread has taken it to run
+      if (stopped && series.contains(id)) awaitTimerThread();  // a run in progress: `fired` first
       emit(task == null ? error(id, "never armed") : "{\"type\":\"cancelled\",\"id\":" + id
           + ",\"result\":\"" + (stopped ? "prevented" : "too_late") + "\"}");
     }
   }
 
+  // Returns once the task the timer thread is running, if any, has returned: the thread runs
+  // the timer's tasks "sequentially", so an empty task due now runs after it. `lock` held;
+  // waiting releases it, so that a run can write its `fired`. A thread that a `fail` task is
+  // ending runs nothing more (it may never run the empty task).
+  static void awaitTimerThread() throws InterruptedException {
+    long ticket = ++barriers;
+    try {
+      timer.schedule(new TimerTask() {
+        public void run() {
+          synchronized (lock) {
+            passed = ticket;
+            lock.notifyAll();
+          }
+        }
+      }, 0);
+    } catch (IllegalStateException e) {  // "Timer already cancelled": its thread has ended
+      return;
+    }
+    while (passed < ticket && !ending) lock.wait();
+  }
+
   // The task, on the timer thread: `fired` first, then fail as asked, which ends that thread.
-  static void fire(long id, boolean fail) {
+  // A run of a series writes `fired` and stays armed.
+  static void fire(long id, boolean fail, boolean periodic) {
     long t = System.nanoTime();
     synchronized (lock) {
-      armed.remove(id);
-      if (firing.remove(id)) lock.notifyAll();
+      if (!periodic) armed.remove(id);
+      boolean waited = firing.remove(id);  // shutdown waits for it
+      if (fail) ending = true;  // a cancel waiting for this thread: it runs nothing more
+      if (waited || fail) lock.notifyAll();
       if (!closed) emit("{\"type\":\"fired\",\"id\":" + id + ",\"t_ns\":" + t + "}");
     }
     if (fail) throw new RuntimeException("tlab asked task " + id + " to fail");
@@ -100,11 +170,15 @@ public class TimerSubject {
     if (out.checkError()) die("stdout is closed");
   }
 
-  // A request: one flat object, fixed keys per type (docs/protocol.schema.json); else exit 2.
-  static final Pattern FIELD = Pattern.compile("[ \\t]*\"(type|id|delay_ns|fail)\"[ \\t]*:[ \\t]*"
-      + "(\"(?:schedule|cancel|shutdown)\"|-?(?:0|[1-9][0-9]*)|true|false)[ \\t]*([,}])");
-  static final Map<String, Set<String>> KEYS = Map.of("\"schedule\"", Set.of("type", "id",
-      "delay_ns", "fail"), "\"cancel\"", Set.of("type", "id"), "\"shutdown\"", Set.of("type"));
+  // A request: one flat object, fixed keys per type (docs/protocol.schema.json; `fail` never with
+  // a period, docs/protocol.md); else exit 2.
+  static final Pattern FIELD = Pattern.compile("[ \\t]*\"(type|id|delay_ns|fail|period_ns|"
+      + "periodic)\"[ \\t]*:[ \\t]*(\"(?:schedule|cancel|shutdown|fixed_rate|fixed_rate_skip|"
+      + "fixed_delay)\"|-?(?:0|[1-9][0-9]*)|true|false)[ \\t]*([,}])");
+  static final Map<String, Set<Set<String>>> KEYS = Map.of("\"schedule\"", Set.of(
+      Set.of("type", "id", "delay_ns"), Set.of("type", "id", "delay_ns", "fail"),
+      Set.of("type", "id", "delay_ns", "period_ns", "periodic")),
+      "\"cancel\"", Set.of(Set.of("type", "id")), "\"shutdown\"", Set.of(Set.of("type")));
 
   static Map<String, String> parse(String line) {
     var m = new HashMap<String, String>();
@@ -116,11 +190,19 @@ public class TimerSubject {
       if (m.put(f.group(1), f.group(2)) != null) die("duplicate key: " + line);
       if (f.group(3).equals("}")) break;
     }
-    if ("\"schedule\"".equals(m.get("type"))) m.putIfAbsent("fail", "false");  // optional
     if (!line.substring(f.end()).isBlank() || !m.getOrDefault("fail", "false").matches("true|false")
-        || !m.keySet().equals(KEYS.get(m.getOrDefault("type", "\"shutdown\""))))
-      die("not a request of docs/protocol.schema.json: " + line);
+        || !KEYS.getOrDefault(m.getOrDefault("type", ""), Set.of()).contains(m.keySet()))
+      die("not a request of docs/protocol.md: " + line);
+    if ("\"schedule\"".equals(m.get("type"))) m.putIfAbsent("fail", "false");  // optional
     return m;
+  }
+
+  // A schedule's periodic kind: null for a one-shot; a kind the hello does not list exits 2.
+  static String kind(Map<String, String> m) {
+    String v = m.get("periodic");
+    for (String k : PERIODIC) if (('"' + k + '"').equals(v)) return k;
+    if (v != null) die("periodic " + v + " is not a kind this subject's hello lists " + PERIODIC);
+    return null;
   }
 
   static long num(String v, long min, long max) {
