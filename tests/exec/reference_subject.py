@@ -30,12 +30,15 @@ import sys
 import time
 
 BUGS = {"early", "lost", "double", "after_cancel", "wrong_result", "pending_list",
-        "die_on_fail", "periodic_early", "periodic_stop"}
+        "die_on_fail", "periodic_early", "periodic_stop", "batch_cancel"}
 # periodic_early: the period is rounded down to whole milliseconds (at least one), as
 #   a runtime with a millisecond timer API that truncates would: a run of a series
 #   whose period has a fraction of a millisecond comes early.
 # periodic_stop: a cancel of a series that has run says prevented, and the series
 #   runs once more (the next run was already taken off the queue).
+# batch_cancel: every due timer is taken off the queue before any callback runs,
+#   so a timer a sibling's callback cancels (prevented: it is still armed) in the
+#   same pass runs all the same.
 MS = 1_000_000
 MISBEHAVIOURS = {"garbage", "exit_early", "silent", "unknown_id", "slow", "no_hello",
                  "bad_hello", "stderr", "second_answer", "fire_after_pending"}
@@ -47,8 +50,9 @@ OPTIONS = {"bug", "misbehave", "tag", "helpers", "thread-safe"}
 class Timer:
     """One armed timer: a one-shot (period 0) or a periodic series."""
 
-    def __init__(self, deadline, fail, period, periodic):
+    def __init__(self, deadline, fail, period, periodic, then=()):
         self.deadline, self.fail, self.period, self.periodic = deadline, fail, period, periodic
+        self.then = then  # the callback's script (docs/protocol.md, "Scripts")
         self.grid0, self.run, self.runs, self.stop_after_run = deadline, 0, 0, False
 
     def next_due(self, began, ended, bug):
@@ -86,7 +90,7 @@ def main():
     if misbehave == "no_hello":
         time.sleep(3600)
     hello = dict(type="hello", protocol=1, name="reference", version=sys.version.split()[0],
-                 kind="facility", features=["fail"],
+                 kind="facility", features=["fail", "scripts"],
                  periodic=["fixed_rate", "fixed_rate_skip", "fixed_delay"],
                  promises=["delivery", "exactly_once", "never_early", "accurate_cancel",
                            "pending_count", "contains_errors"])
@@ -96,14 +100,70 @@ def main():
         hello["promises"] = ["delivery", "virtual_time"]
     send(**hello)
     # live: id -> Timer; a series stays there until it is cancelled
-    heap, live, seq, requests = [], {}, 0, 0
+    heap, live, requests = [], {}, 0
+    seq = [0]  # a counter the helpers below share
     fired_once = set()
+
+    def arm(tid, delay_ns, fail=False, period=0, periodic=None, then=()):
+        """Arms a timer (or series); returns the clock reading its delay counts from."""
+        t = time.monotonic_ns()
+        deadline = t + max(0, delay_ns)
+        seq[0] += 1
+        if not (bug == "lost" and tid % 5 == 0):
+            heapq.heappush(heap, (deadline, seq[0], tid))
+        live[tid] = Timer(deadline, fail, period, periodic, then)
+        return t
+
+    def cancel(tid):
+        """Cancels a timer (or stops a series); returns the protocol's result."""
+        timer = live.pop(tid, None)
+        was_live = timer is not None
+        if bug == "after_cancel" and was_live and tid % 3 == 0:
+            live[tid] = timer  # says prevented, fires anyway
+        if bug == "periodic_stop" and was_live and timer.period and timer.runs:
+            live[tid] = timer  # says prevented, runs once more
+            timer.stop_after_run = True
+        if bug == "wrong_result" and tid in fired_once:
+            was_live = True
+        return "prevented" if was_live else "too_late"
+
+    def fire(tid, timer):
+        """Runs one timer's callback (or a series' run), its script included."""
+        t = time.monotonic_ns()
+        send(type="fired", id=tid, t_ns=t - (2_000_000 if bug == "early" else 0))
+        if timer.period:
+            timer.runs += 1
+            if timer.stop_after_run:
+                del live[tid]
+                return
+            timer.deadline = timer.next_due(t, time.monotonic_ns(), bug)
+            seq[0] += 1
+            heapq.heappush(heap, (timer.deadline, seq[0], tid))
+            return
+        live.pop(tid, None)
+        if bug == "double" and tid % 7 == 0:
+            send(type="fired", id=tid, t_ns=time.monotonic_ns())
+        fired_once.add(tid)
+        for action in timer.then:  # the callback's script, in order, before it returns
+            if action["do"] == "schedule":
+                t = arm(action["id"], action["delay_ns"], then=action.get("then", ()))
+                send(type="scheduled", id=action["id"], t_ns=t, by=tid)
+            else:
+                send(type="cancelled", id=action["id"], result=cancel(action["id"]), by=tid)
+        if timer.fail:
+            try:
+                raise RuntimeError(f"timer {tid} fails by design")
+            except RuntimeError as e:
+                if bug == "die_on_fail":
+                    raise
+                print(f"reference_subject.py: contained: {e}", file=sys.stderr)
+
     misbehaved = False  # unknown_id, second_answer: done once
     held = None  # --thread-safe: the first schedule's line, until a second request comes
     hold_first = "thread-safe" in opt
     buf = b""
     while True:
-        now, batch = time.monotonic_ns(), 0
+        now, batch, taken = time.monotonic_ns(), 0, []
         # At most 256 fires before stdin is looked at again: series that fell
         # behind (fixed_rate catches up) must not starve the requests.
         while heap and heap[0][0] <= now and batch < 256:
@@ -112,29 +172,12 @@ def main():
             timer = live.get(tid)
             if timer is None or timer.deadline != deadline:
                 continue  # cancelled, or a series' entry that a later one replaced
-            fail = timer.fail
-            t = time.monotonic_ns()
-            send(type="fired", id=tid, t_ns=t - (2_000_000 if bug == "early" else 0))
-            if timer.period:
-                timer.runs += 1
-                if timer.stop_after_run:
-                    del live[tid]
-                    continue
-                timer.deadline = timer.next_due(t, time.monotonic_ns(), bug)
-                seq += 1
-                heapq.heappush(heap, (timer.deadline, seq, tid))
+            if bug == "batch_cancel" and not timer.period:
+                taken.append((tid, timer))  # run below, even if a sibling cancels it
                 continue
-            del live[tid]
-            if bug == "double" and tid % 7 == 0:
-                send(type="fired", id=tid, t_ns=time.monotonic_ns())
-            fired_once.add(tid)
-            if fail:
-                try:
-                    raise RuntimeError(f"timer {tid} fails by design")
-                except RuntimeError as e:
-                    if bug == "die_on_fail":
-                        raise
-                    print(f"reference_subject.py: contained: {e}", file=sys.stderr)
+            fire(tid, timer)
+        for tid, timer in taken:
+            fire(tid, timer)
         timeout = max(0.0, (heap[0][0] - time.monotonic_ns()) / 1e9) if heap else None
         ready, _, _ = select.select([sys.stdin], [], [], timeout)
         if not ready:
@@ -172,13 +215,8 @@ def main():
                 print(f"reference_subject.py: got {msg['type']}", file=sys.stderr)
             kind, tid = msg["type"], msg.get("id")
             if kind == "schedule":
-                t = time.monotonic_ns()
-                deadline = t + max(0, msg["delay_ns"])
-                seq += 1
-                if not (bug == "lost" and tid % 5 == 0):
-                    heapq.heappush(heap, (deadline, seq, tid))
-                live[tid] = Timer(deadline, msg.get("fail", False), msg.get("period_ns", 0),
-                                  msg.get("periodic"))
+                t = arm(tid, msg["delay_ns"], msg.get("fail", False), msg.get("period_ns", 0),
+                        msg.get("periodic"), msg.get("then", ()))
                 send(type="scheduled", id=tid, t_ns=t)
                 # At the first schedule from the 20th request on: which request is
                 # the 20th (a schedule or a cancel) depends on how tlab's threads ran.
@@ -189,16 +227,7 @@ def main():
                     if misbehave == "second_answer":
                         send(type="scheduled", id=tid, t_ns=t)
             elif kind == "cancel":
-                timer = live.pop(tid, None)
-                was_live = timer is not None
-                if bug == "after_cancel" and was_live and tid % 3 == 0:
-                    live[tid] = timer  # says prevented, fires anyway
-                if bug == "periodic_stop" and was_live and timer.period and timer.runs:
-                    live[tid] = timer  # says prevented, runs once more
-                    timer.stop_after_run = True
-                if bug == "wrong_result" and tid in fired_once:
-                    was_live = True
-                send(type="cancelled", id=tid, result="prevented" if was_live else "too_late")
+                send(type="cancelled", id=tid, result=cancel(tid))
             elif kind == "shutdown":
                 ids = sorted(k for k, v in live.items() if not v.stop_after_run)
                 if bug == "pending_list" and ids:

@@ -52,10 +52,14 @@ void FacilityCase::on_fired(std::uint64_t cookie) {
                                ? poll_now_.load(std::memory_order::relaxed)
                                : monotonic_ns();
   const LedgerFired f = ledger_.fired(cookie, LedgerInstant{now, 0});
-  // relaxed: a flag; a script performed just after the producers finished is
-  // one more judged call, not a race.
-  if (scripts_ && f.first && (f.mark & kScriptActions) != 0 &&
-      feeding_.load(std::memory_order::relaxed) && !ctx_.stopping()) {
+  if (declared_) {
+    // The subject performs the script itself and reports each action next.
+    if (f.first && (f.mark & kScriptActions) != 0 && !f.periodic) {
+      const std::lock_guard lk(script_mu_);
+      reporting_[cookie] = LedgerInstant{now, ledger_.step()};
+    }
+  } else if (scripts_ && f.first && (f.mark & kScriptActions) != 0 &&
+             feeding_.load(std::memory_order::relaxed) && !ctx_.stopping()) {
     const FacilityCase* outer = t_inside;
     t_inside = this;
     perform_script(cookie, f, now);
@@ -131,6 +135,117 @@ void FacilityCase::perform_script(std::uint64_t cookie, const LedgerFired& f, st
   }
 }
 
+std::vector<ScriptAction> FacilityCase::declare_script(const ActorRun& r, std::uint64_t cookie,
+                                                       std::uint32_t mark, std::int64_t due,
+                                                       int depth) {
+  std::vector<ScriptAction> then;
+  const std::size_t index = (mark >> 8) - 1;
+  const ActorRun& owner = runs_[index];
+  std::unique_lock lk(script_mu_);
+  if ((mark & kScriptSelfCancel) != 0) then.push_back(ScriptAction{true, cookie, 0, {}});
+  if ((mark & kScriptCancel) != 0) {
+    // A sibling: preferably a live timer due just after this one (the one a
+    // subject that takes every due timer off its queue before it runs their
+    // callbacks would run anyway), else one due by then, else any live one.
+    const std::int64_t window = std::max<std::int64_t>(tick_ns_, kSiblingWindowNs);
+    std::uint64_t sibling = 0;
+    for (int i = 0; i < kSiblingTries && sibling == 0; ++i) {
+      const std::uint64_t c = ledger_.pick_due(sat_add(due, window), script_rng_);
+      const std::optional<LedgerView> v = c != 0 ? ledger_.view(c) : std::nullopt;
+      if (v && v->deadline >= due) sibling = c;
+    }
+    if (sibling == 0) sibling = ledger_.pick_due(due, script_rng_);
+    if (sibling == 0) sibling = ledger_.pick_live(script_rng_);
+    if (sibling != 0 && sibling != cookie) then.push_back(ScriptAction{true, sibling, 0, {}});
+  }
+  if ((mark & kScriptRearm) != 0 && depth < kScriptDepth) {
+    // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
+    const std::int64_t delay = owner.spec->callback_rearm_delay_us
+                                   ? owner.spec->callback_rearm_delay_us->sample(script_rng_) * 1000
+                                   : 0;
+    const std::uint32_t next = draw_script(owner, script_rng_);
+    const std::uint64_t id = next_cookie_.fetch_add(1, std::memory_order::relaxed);
+    planned_[id] = Planned{delay, next};
+    ScriptAction a{false, id, delay, {}};
+    then.push_back(std::move(a));
+    // Its own script, drawn now (the lock is released for the recursion).
+    lk.unlock();
+    std::vector<ScriptAction> inner =
+        (next & kScriptActions) != 0
+            ? declare_script(r, id, next, sat_add(due, std::max<std::int64_t>(delay, 0)), depth + 1)
+            : std::vector<ScriptAction>{};
+    lk.lock();
+    then.back().then = std::move(inner);
+  }
+  return then;
+}
+
+void FacilityCase::script_scheduled(std::uint64_t by, std::uint64_t id, bool ok) {
+  Planned p;
+  LedgerInstant from;
+  {
+    const std::lock_guard lk(script_mu_);
+    auto it = planned_.find(id);
+    if (it == planned_.end()) {
+      driver_error(
+          fmt::format("the subject reported a scheduled id {} by id {}, which no "
+                      "declared script of a fired timer holds",
+                      id, by));
+      return;
+    }
+    p = it->second;
+    planned_.erase(it);
+    // Scheduled in the callback of `by`, after `by` was scheduled: that is the
+    // instant known to precede it (the fire was read later than it began; early
+    // is judged exactly by the session, on the subject's own clock).
+    // (`by`'s own lower bound was recorded when it was scheduled.)
+    auto lb = script_from_.find(by);
+    from = LedgerInstant{lb == script_from_.end() ? host_now() : lb->second, 0};
+    if ((p.mark & kScriptActions) != 0) script_from_[id] = from.t;
+  }
+  ledger_.schedule(id, LedgerSchedule{callback_.st->name, from, p.delay, false, p.mark});
+  if (ok) {
+    ctx_.add("callback_rearms");
+    ledger_.armed(id, id, from.t);
+  } else if (p.delay < 0 || p.delay > max_delay_) {
+    ledger_.refused(id, LedgerInstant{host_now(), 0});
+    ctx_.add("refused");
+  } else {
+    ledger_.refused(id, LedgerInstant{host_now(), 0});
+    ctx_.violation(Oracle::kLostTimer,
+                   fmt::format("the callback of cookie {} scheduled cookie {} (delay={} ns) and "
+                               "the subject refused it: a timer within the subject's range was "
+                               "refused",
+                               by, id, p.delay));
+  }
+}
+
+void FacilityCase::script_cancelled(std::uint64_t by, std::uint64_t id, bool ok,
+                                    std::int32_t result) {
+  LedgerInstant begin;
+  {
+    const std::lock_guard lk(script_mu_);
+    // The fire of `by` began the script; a fire that was a finding (after a
+    // PREVENTED) was not recorded, and the cancel then counts from now.
+    auto rep = reporting_.find(by);
+    begin = rep != reporting_.end() ? rep->second : LedgerInstant{host_now(), ledger_.step()};
+  }
+  ctx_.add(id == by ? "callback_self_cancels" : "callback_cancels");
+  if (!ok) return;  // an error: no claim
+  LedgerCancel c;
+  c.cookie = id;
+  c.handle = id;
+  c.who = callback_.st->name;
+  c.begin = begin;
+  c.end = LedgerInstant{host_now(), ledger_.step()};
+  if (id == by) {
+    c.why =
+        "; a cancel from the timer's own callback (it is firing: it must answer TOO_LATE or "
+        "UNKNOWN)";
+  }
+  on_cancel_result(c, result);
+}
+
 bool FacilityCase::excused_by_failure(std::uint64_t cookie) const {
   return !extras_.contains_errors && extras_.excused_after_failure != nullptr &&
          extras_.excused_after_failure(calls_.self, cookie, overdue_grace_);
@@ -183,6 +298,17 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
   std::uint64_t h = 0;
   std::int32_t st = TLAB_EFAIL;
   const bool in_callback = inside();
+  // A declared script travels with a one-shot timer's schedule.
+  const std::int64_t before = host_now();
+  const std::vector<ScriptAction> then =
+      declared_ && !fail && period == 0 && (mark & kScriptActions) != 0
+          ? declare_script(r, cookie, mark, sat_add(before, std::max<std::int64_t>(delay, 0)), 0)
+          : std::vector<ScriptAction>{};
+  if (!then.empty()) {
+    // Before the call: its fire (and the script's reports) may come before it returns.
+    const std::lock_guard lk(script_mu_);
+    script_from_[cookie] = before;
+  }
   auto make_call = [&] {
     // Inside a HOST subject's poll its time is the poll's now (subject.h).
     // relaxed: poll_now_ is written by this same (polling) thread.
@@ -204,9 +330,10 @@ bool FacilityCase::schedule_timer(ActorRun& r, std::int64_t delay, bool align,
                      LedgerSchedule{r.st->name, LedgerInstant{t, 0}, used, aligned, mark, from.pass,
                                     from.chain, from.chain_origin, period, kind});
     c0 = steady_ns();
-    st = period > 0 ? d.schedule_periodic(calls_.self, t, used, period, kind, cookie, &h)
-         : fail     ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
-                    : d.schedule(calls_.self, t, used, cookie, &h);
+    st = period > 0      ? d.schedule_periodic(calls_.self, t, used, period, kind, cookie, &h)
+         : fail          ? extras_.schedule_failing(calls_.self, t, used, cookie, &h)
+         : !then.empty() ? extras_.schedule_scripted(calls_.self, used, cookie, then, &h)
+                         : d.schedule(calls_.self, t, used, cookie, &h);
     c1 = steady_ns();
     // A subject reading its own clock read it somewhere in the call: its
     // lateness counts from the call's return (subject.h, "Lateness").

@@ -69,6 +69,13 @@
 // the poll gets no more re-arms. Scripts run only while the producers run (on
 // real threads, also until the schedulers' latest deadline, capped), so the drain
 // ends. Counters: callback_rearms, callback_cancels, callback_self_cancels.
+// Declared scripts (SubjectExtras::schedule_scripted: an exec subject, whose
+// callbacks run in another process): the same draws are made when the timer is
+// scheduled, down to kScriptDepth re-arms, and travel with it; the subject reports
+// each action (ScriptHost), and the ledger is told of it then: a re-armed timer's
+// schedule from the fire of the one that armed it (a lower bound of its real
+// instant: its early rule is the session's, on the subject's own clock), a cancel
+// as overlapping everything between that fire and its answer. One-shot timers only.
 //
 // Clocks: on a virtual case (engine.clock virtual and TLAB_PROMISE_VIRTUAL) one
 // thread runs everything, a seeded round-robin over the actors, the clock at 2^62
@@ -124,6 +131,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "oracles/timer_ledger.h"
 #include "runner/engine_subject_calls.h"
@@ -136,7 +144,7 @@ struct ScheduledFrom {
   std::uint64_t pass = 0, chain = 0, chain_origin = 0;
 };
 
-class FacilityCase {
+class FacilityCase : public ScriptHost {
  public:
   FacilityCase(CaseContext& ctx, const tlab_subject& d, const SubjectExtras& extras);
   // FacilityCase::run: the whole case (engine_subject_facility_end.cc). Throws
@@ -202,6 +210,18 @@ class FacilityCase {
   void perform_script(std::uint64_t cookie, const LedgerFired& f, std::int64_t now);
   // inside(): whether this thread is in a fired() callback of this case.
   bool inside() const;
+  // Declared scripts (above): how deep a script's re-arms nest.
+  static constexpr int kScriptDepth = 6;
+  // A declared script's sibling is sought among the timers due within
+  // kSiblingWindowNs (or a tick) after its own deadline, in kSiblingTries draws.
+  static constexpr std::int64_t kSiblingWindowNs = 500'000;
+  static constexpr int kSiblingTries = 8;
+  // declare_script: the actions of a timer of `r` with `mark`, due at `due`, as a
+  // declared script (re-arms drawn down to `depth`), recorded in planned_.
+  std::vector<ScriptAction> declare_script(const ActorRun& r, std::uint64_t cookie,
+                                           std::uint32_t mark, std::int64_t due, int depth);
+  void script_scheduled(std::uint64_t by, std::uint64_t id, bool ok) override;
+  void script_cancelled(std::uint64_t by, std::uint64_t id, bool ok, std::int32_t result) override;
   bool schedule_one(ActorRun& r, std::mt19937_64& rng);
   // schedule_timer: true when schedule() returned TLAB_OK, with `handle` its handle.
   // `mark` and `from` go to the ledger (callback scripts); inside a callback the
@@ -283,7 +303,19 @@ class FacilityCase {
   bool starving_ = false;          // the polling thread: this poll got no more re-arms
   std::mutex script_mu_;           // script_rng_, for SELF subjects' threads
   std::mt19937_64 script_rng_;     // draws made inside callbacks
-  ActorRun callback_;              // the calls made from inside callbacks
+  // Declared scripts: on when the subject takes them (schedule_scripted); the
+  // timers a script will arm (id -> its delay and mark) and the fires whose
+  // scripts are being reported (id -> the fire's instant); script_mu_.
+  const bool declared_;
+  struct Planned {
+    std::int64_t delay = 0;
+    std::uint32_t mark = 0;
+  };
+  std::unordered_map<std::uint64_t, Planned> planned_;
+  std::unordered_map<std::uint64_t, LedgerInstant> reporting_;
+  // A lower bound of when each timer with a declared script was scheduled.
+  std::unordered_map<std::uint64_t, std::int64_t> script_from_;
+  ActorRun callback_;  // the calls made from inside callbacks
   std::deque<ActorRun> runs_;
   ActorState* timer_st_ = nullptr;
   // fire_lateness, sampled by the ledger's lateness callback: under the ledger's

@@ -28,10 +28,13 @@ FacilityCase::FacilityCase(CaseContext& ctx, const tlab_subject& d, const Subjec
       tick_ns_(s_.engine.tick_us * 1000),
       max_delay_(d.max_delay_ns == 0 ? INT64_MAX : d.max_delay_ns),
       overdue_grace_(virtual_ ? 20 * tick_ns_ : lost_wakeup_grace_ns(s_)),
-      scripts_((d.promises & TLAB_PROMISE_REENTRANT) != 0 &&
-               std::any_of(s_.actors.begin(), s_.actors.end(),
-                           [](const Actor& a) { return a.scripts_callbacks(); })),
+      scripts_(
+          ((d.promises & TLAB_PROMISE_REENTRANT) != 0 || extras.schedule_scripted != nullptr) &&
+          std::any_of(s_.actors.begin(), s_.actors.end(),
+                      [](const Actor& a) { return a.scripts_callbacks(); })),
       script_rng_(ctx.rng_for(s_.actors.size() + 1000)),
+      declared_(scripts_ && extras.schedule_scripted != nullptr &&
+                (d.promises & TLAB_PROMISE_REENTRANT) == 0),
       ledger_(ledger_options()) {}
 
 TimerLedger::Options FacilityCase::ledger_options() {
@@ -108,7 +111,8 @@ void FacilityCase::run() {
                                [](const Actor& a) { return a.scripts_callbacks(); })) {
     ctx_.note(
         fmt::format("callback scripts not performed: subject {} does not declare "
-                    "TLAB_PROMISE_REENTRANT (its callbacks may not call it)",
+                    "TLAB_PROMISE_REENTRANT (its callbacks may not call it) nor take scripts with "
+                    "its schedules",
                     d.name));
   }
   if (calls_.serial()) ctx_.note("calls serialised on one mutex (no TLAB_PROMISE_THREAD_SAFE)");
@@ -132,6 +136,12 @@ void FacilityCase::run() {
   if (st != TLAB_OK) {
     throw std::runtime_error(fmt::format("subject {}: create(tick_ns={}) returned {}", d.name,
                                          tick_ns_, status_name(st)));
+  }
+  if (declared_) {
+    extras_.bind_script_host(calls_.self, this);
+    ctx_.note(
+        "callback scripts declared with each schedule (the subject performs them in its "
+        "callbacks; periodic series carry none)");
   }
   ctx_.actors_ready();
   if (virtual_) {

@@ -8,10 +8,36 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "tlab/subject.h"
 
 namespace tlab::tool::runner {
+
+// ScriptAction: one action of a declared callback script (an exec subject whose
+// hello lists the feature "scripts": the protocol's `then`, docs/protocol.md):
+// schedule timer `id` at `delay_ns` (with its own script `then`), or cancel `id`.
+struct ScriptAction {
+  bool cancel = false;
+  std::uint64_t id = 0;
+  std::int64_t delay_ns = 0;
+  std::vector<ScriptAction> then;
+};
+
+// ScriptHost: the driver, told what a subject's callback did with its declared
+// script, in the order the subject reported it, from the thread that reports the
+// subject's fires (after the fired() of `by`, before any fired() of a timer the
+// script armed).
+class ScriptHost {
+ public:
+  virtual ~ScriptHost() = default;
+  // script_scheduled: the callback of `by` scheduled `id`: armed (`ok`), or refused.
+  virtual void script_scheduled(std::uint64_t by, std::uint64_t id, bool ok) = 0;
+  // script_cancelled: the callback of `by` cancelled `id`: `result` (a
+  // tlab_cancel_result) when `ok`; an error (no claim) otherwise.
+  virtual void script_cancelled(std::uint64_t by, std::uint64_t id, bool ok,
+                                std::int32_t result) = 0;
+};
 
 // SubjectExtras: what a subject offers beyond the C ABI. Only exec subjects
 // (subjects/exec/exec_subject.h) have any: a schedule whose callback fails in the
@@ -34,6 +60,15 @@ struct SubjectExtras {
   // start when the request was written, the subject's when it armed the timer; a
   // slow reader would make tlab's order disagree with the subject's).
   bool (*excused_after_failure)(void* self, std::uint64_t cookie, std::int64_t grace_ns) = nullptr;
+  // schedule_scripted: schedule() of a timer whose callback performs `then`, which
+  // travels with the schedule (a subject whose callbacks cannot call tlab back);
+  // nullptr: scripts only as calls from inside fired() (TLAB_PROMISE_REENTRANT).
+  // The subject reports each action to the ScriptHost bound with bind_script_host
+  // (before the first schedule).
+  tlab_status (*schedule_scripted)(void* self, std::int64_t delay_ns, std::uint64_t cookie,
+                                   const std::vector<ScriptAction>& then,
+                                   std::uint64_t* handle) = nullptr;
+  void (*bind_script_host)(void* self, ScriptHost* host) = nullptr;
 };
 
 }  // namespace tlab::tool::runner

@@ -132,13 +132,16 @@ std::optional<Message> read_message(std::string_view line, std::uint64_t number,
     case MessageType::kFired:
       m.id = j.at("id").get<std::uint64_t>();
       m.t_ns = j.at("t_ns").get<std::int64_t>();
+      m.by = j.value("by", std::uint64_t{0});
       break;
     case MessageType::kCancelled:
       m.id = j.at("id").get<std::uint64_t>();
+      m.by = j.value("by", std::uint64_t{0});
       m.result = result_from(j.at("result").get<std::string>()).value();  // the schema's enum
       break;
     case MessageType::kError:
       m.id = j.at("id").get<std::uint64_t>();
+      m.by = j.value("by", std::uint64_t{0});
       m.text = j.at("message").get<std::string>();
       break;
     case MessageType::kPending:
@@ -159,7 +162,10 @@ Hello hello_of(const Message& hello) {
     h.promises = h.promises | promise_from_name(h.promise_names.back()).value();  // the enum
   }
   if (auto f = j.find("features"); f != j.end()) {
-    for (const nlohmann::json& x : *f) h.can_fail = h.can_fail || x == "fail";
+    for (const nlohmann::json& x : *f) {
+      h.can_fail = h.can_fail || x == "fail";
+      h.scripts = h.scripts || x == "scripts";
+    }
   }
   if (auto p = j.find("periodic"); p != j.end()) {
     for (const nlohmann::json& x : *p) h.periodic |= periodic_from(x.get<std::string>()).value();
@@ -182,6 +188,30 @@ std::string schedule_periodic_line(std::uint64_t id, std::int64_t delay_ns, std:
   return fmt::format(R"({{"type":"schedule","id":{},"delay_ns":{},"period_ns":{},"periodic":"{}"}})"
                      "\n",
                      id, delay_ns, period_ns, periodic_name(kind));
+}
+
+namespace {
+nlohmann::json actions_json(const std::vector<runner::ScriptAction>& then) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const runner::ScriptAction& a : then) {
+    nlohmann::json j;
+    if (a.cancel) {
+      j = {{"do", "cancel"}, {"id", a.id}};
+    } else {
+      j = {{"do", "schedule"}, {"id", a.id}, {"delay_ns", a.delay_ns}};
+      if (!a.then.empty()) j["then"] = actions_json(a.then);
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+}  // namespace
+
+std::string schedule_scripted_line(std::uint64_t id, std::int64_t delay_ns,
+                                   const std::vector<runner::ScriptAction>& then) {
+  const nlohmann::json j = {
+      {"type", "schedule"}, {"id", id}, {"delay_ns", delay_ns}, {"then", actions_json(then)}};
+  return j.dump() + "\n";
 }
 
 std::string cancel_line(std::uint64_t id) {

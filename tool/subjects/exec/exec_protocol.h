@@ -30,6 +30,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/subject_extras.h"
 #include "types/promise.h"
 
 namespace tlab::tool::exec {
@@ -47,6 +48,7 @@ enum class CancelResult : std::uint8_t { kPrevented, kTooLate, kUnknown };
 struct Message {
   MessageType type = MessageType::kHello;
   std::uint64_t id = 0;           // scheduled, cancelled, error, fired
+  std::uint64_t by = 0;           // scheduled, cancelled, error: a script's answer (0: none)
   std::int64_t t_ns = 0;          // scheduled, fired: the subject's clock
   CancelResult result = CancelResult::kUnknown;  // cancelled
   std::string text;               // error: its message
@@ -67,6 +69,7 @@ struct Hello {
   PromiseSet promises;
   std::vector<std::string> promise_names;  // as given, for the report
   bool can_fail = false;                   // features has "fail"
+  bool scripts = false;                    // features has "scripts"
   std::uint32_t periodic = 0;              // TLAB_PERIODIC_* bits of its `periodic` kinds
   std::int64_t max_delay_ns = 0;           // 0: none given
 };
@@ -84,6 +87,10 @@ std::string schedule_line(std::uint64_t id, std::int64_t delay_ns, bool fail);
 // one TLAB_PERIODIC_* bit).
 std::string schedule_periodic_line(std::uint64_t id, std::int64_t delay_ns, std::int64_t period_ns,
                                    std::uint32_t kind);
+// schedule_scripted_line: a one-shot `schedule` whose callback performs `then`
+// (1 to 3 actions, nested; a hello with the feature "scripts").
+std::string schedule_scripted_line(std::uint64_t id, std::int64_t delay_ns,
+                                   const std::vector<runner::ScriptAction>& then);
 std::string cancel_line(std::uint64_t id);
 std::string shutdown_line();
 

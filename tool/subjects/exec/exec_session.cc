@@ -17,6 +17,13 @@ using runner::monotonic_ns;
 
 namespace {
 
+// abi_result_of: a protocol cancel result as the ABI's tlab_cancel_result.
+std::int32_t abi_result_of(CancelResult r) {
+  return r == CancelResult::kPrevented ? TLAB_CANCEL_PREVENTED
+         : r == CancelResult::kTooLate ? TLAB_CANCEL_TOO_LATE
+                                       : TLAB_CANCEL_UNKNOWN;
+}
+
 // How long a request may wait before the case notes it (once): a slow subject
 // is then named even if the budget, not tlab, ends the case.
 constexpr std::int64_t kSlowAnswerNs = 1'000'000'000;
@@ -236,13 +243,112 @@ tlab_status ExecSession::schedule_periodic(std::int64_t delay_ns, std::int64_t p
   return TLAB_OK;
 }
 
+namespace {
+// max_id_of: the highest id in `then`, nested actions included.
+std::uint64_t max_id_of(const std::vector<runner::ScriptAction>& then) {
+  std::uint64_t m = 0;
+  for (const runner::ScriptAction& a : then) m = std::max({m, a.id, max_id_of(a.then)});
+  return m;
+}
+// action_sentence: "schedule id 7" / "cancel id 3", for protocol errors.
+std::string action_sentence(const runner::ScriptAction& a) {
+  return fmt::format("{} id {}", a.cancel ? "cancel" : "schedule", a.id);
+}
+}  // namespace
+
+void ExecSession::bind_script_host(runner::ScriptHost* host) {
+  std::lock_guard lk(mu_);
+  script_host_ = host;
+}
+
+tlab_status ExecSession::schedule_scripted(std::int64_t delay_ns, std::uint64_t id,
+                                           const std::vector<runner::ScriptAction>& then,
+                                           std::uint64_t* handle) {
+  Waiter w;
+  w.delay_ns = delay_ns;
+  w.then = then;
+  {
+    // The ids the script will schedule are tlab's too (a `fired` for them is
+    // not "an id tlab never scheduled").
+    std::lock_guard lk(mu_);
+    max_id_ = std::max(max_id_, max_id_of(then));
+  }
+  if (!request(Kind::kSchedule, id, schedule_scripted_line(id, delay_ns, then), w)) {
+    return TLAB_ENOMEM;
+  }
+  if (w.answer == MessageType::kError) return TLAB_EINVAL;
+  *handle = id;
+  return TLAB_OK;
+}
+
+void ExecSession::expect_script(std::uint64_t id, std::vector<runner::ScriptAction> then) {
+  for (const runner::ScriptAction& a : then) {
+    if (!a.cancel) unarmed_[a.id] = id;
+  }
+  scripted_[id] = std::move(then);
+}
+
+bool ExecSession::on_script_answer(const Message& m, const std::string& where) {
+  std::unique_lock lk(mu_);
+  auto it = reporting_.find(m.by);
+  if ((it == reporting_.end() || it->second.empty()) && performed_.contains(m.by)) {
+    // A second performance of a script: its timer fired again (a double_resume
+    // the driver judged); its actions are not told twice.
+    return true;
+  }
+  if (it == reporting_.end() || it->second.empty()) {
+    lk.unlock();
+    end(Oracle::kProtocolError,
+        fmt::format("{}: {} for id {} by id {}, but no callback of id {} is performing a script "
+                    "with an action left to answer",
+                    where, name_of(m.type), m.id, m.by, m.by));
+    return false;
+  }
+  runner::ScriptAction a = std::move(it->second.front());
+  const bool fits = a.id == m.id && (m.type == MessageType::kError ||
+                                     (m.type == MessageType::kScheduled) == !a.cancel);
+  if (!fits) {
+    lk.unlock();
+    end(Oracle::kProtocolError,
+        fmt::format("{}: the callback of id {} must answer its script's actions in order, and "
+                    "the next is {}",
+                    where, m.by, action_sentence(a)));
+    return false;
+  }
+  it->second.pop_front();
+  if (it->second.empty()) reporting_.erase(it);
+  runner::ScriptHost* host = script_host_;
+  if (m.type == MessageType::kScheduled) {
+    format_.saw(m.t_ns);
+    unarmed_.erase(m.id);
+    LedgerSchedule ls;
+    ls.at = LedgerInstant{m.t_ns, 0};
+    ls.delay = a.delay_ns;
+    ledger_.schedule(m.id, ls);
+    ledger_.armed(m.id, m.id);
+    if (!a.then.empty()) expect_script(m.id, std::move(a.then));
+  } else if (m.type == MessageType::kCancelled) {
+    LedgerCancel c;
+    c.cookie = c.handle = m.id;
+    ledger_.cancelled(c, abi_result_of(m.result));
+  } else if (!a.cancel) {
+    unarmed_.erase(m.id);
+  }
+  lk.unlock();
+  if (host == nullptr) return true;
+  if (!a.cancel) {
+    host->script_scheduled(m.by, m.id, m.type == MessageType::kScheduled);
+  } else {
+    host->script_cancelled(m.by, m.id, m.type == MessageType::kCancelled, abi_result_of(m.result));
+  }
+  return true;
+}
+
 tlab_status ExecSession::cancel(std::uint64_t id, std::int32_t* result) {
   Waiter w;
   if (!request(Kind::kCancel, id, cancel_line(id), w)) return TLAB_ENOMEM;
   if (w.answer == MessageType::kError) return TLAB_EINVAL;
-  *result = w.result == CancelResult::kPrevented ? TLAB_CANCEL_PREVENTED
-            : w.result == CancelResult::kTooLate ? TLAB_CANCEL_TOO_LATE
-                                                 : TLAB_CANCEL_UNKNOWN;
+  *result = abi_result_of(w.result);
   return TLAB_OK;
 }
 
@@ -297,7 +403,7 @@ bool ExecSession::dispatch(const Message& m, const std::string& line) {
     case MessageType::kScheduled:
     case MessageType::kCancelled:
     case MessageType::kError:
-      return answer(m, where);
+      return m.by != 0 ? on_script_answer(m, where) : answer(m, where);
     case MessageType::kFired:
       return on_fired(m, where);
     case MessageType::kPending:
@@ -350,12 +456,11 @@ bool ExecSession::answer(const Message& m, const std::string& where) {
     ls.periodic = w.periodic;
     ledger_.schedule(m.id, ls);
     ledger_.armed(m.id, m.id);
+    if (!w.then.empty()) expect_script(m.id, std::move(w.then));
   } else if (m.type == MessageType::kCancelled) {
     LedgerCancel c;
     c.cookie = c.handle = m.id;
-    ledger_.cancelled(c, m.result == CancelResult::kPrevented ? TLAB_CANCEL_PREVENTED
-                         : m.result == CancelResult::kTooLate ? TLAB_CANCEL_TOO_LATE
-                                                              : TLAB_CANCEL_UNKNOWN);
+    ledger_.cancelled(c, abi_result_of(m.result));
   } else if (w.kind == Kind::kSchedule && fail_fired_ != 0) {
     program_.ctx->violation(
         Oracle::kTaskExceptions,
@@ -393,6 +498,16 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
   // A periodic run's callback has begun and, for this ledger, ended: the
   // session cannot see it return (overlapping runs are the driver's to judge).
   if (f.periodic) ledger_.run_ended(m.id, LedgerInstant{m.t_ns, 0});
+  if (!f.periodic) {
+    // Its callback performs its script now: the answers follow, `by` this id
+    // (also for a fire that is a finding: after prevented, the script still runs).
+    if (auto sc = scripted_.find(m.id); sc != scripted_.end()) {
+      performed_.insert(m.id);
+      reporting_[m.id] = std::deque<runner::ScriptAction>(
+          std::make_move_iterator(sc->second.begin()), std::make_move_iterator(sc->second.end()));
+      scripted_.erase(sc);
+    }
+  }
   if (f.first) {
     if ((f.mark & kFailMark) != 0 && fail_fired_ == 0) {
       fail_fired_ = m.id;
@@ -403,7 +518,8 @@ bool ExecSession::on_fired(const Message& m, const std::string& where) {
   } else {
     auto w = waiting_.find(m.id);
     const bool unanswered =
-        w != waiting_.end() && !w->second.empty() && w->second.front()->kind == Kind::kSchedule;
+        (w != waiting_.end() && !w->second.empty() && w->second.front()->kind == Kind::kSchedule) ||
+        unarmed_.contains(m.id);
     lk.unlock();
     if (unanswered) {
       end(Oracle::kProtocolError,
@@ -428,6 +544,16 @@ bool ExecSession::on_pending(const Message& m, const std::string& where) {
     return false;
   }
   pending_seen_ = true;
+  if (!reporting_.empty()) {
+    const std::uint64_t by = reporting_.begin()->first;
+    const std::string next = action_sentence(reporting_.begin()->second.front());
+    lk.unlock();
+    end(Oracle::kProtocolError,
+        fmt::format("{}: pending, but the callback of id {} never answered its script's {} (a "
+                    "callback performs its script before it returns)",
+                    where, by, next));
+    return false;
+  }
   // conservation: the list must name exactly the timers still armed (one whose
   // cancel said unknown may be left out).
   ledger_.pending_list(m.ids, where + ": ");

@@ -11,6 +11,9 @@
 //   |                | = id) or `error` (TLAB_EINVAL: nothing was armed)             |
 //   | schedule_      | the same with `period_ns` and `periodic` (a hello that lists   |
 //   |  periodic      | the kind); each run's `fired` is one fired() under the id      |
+//   | (extras)       | schedule_scripted: the same with `then` (a hello with the      |
+//   |                | feature "scripts"); each action's answer (`by` the id whose    |
+//   |                | callback performed it) goes to the bound ScriptHost, in order  |
 //   | cancel         | writes `cancel {id}`, waits for `cancelled` (its result) or    |
 //   |                | `error` (TLAB_EINVAL: no claim)                                |
 //   | fired()        | the reader thread calls config->fired(host, id) for each       |
@@ -65,6 +68,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "oracles/oracles.h"
 #include "oracles/timer_ledger.h"
@@ -118,6 +122,12 @@ class ExecSession {
   tlab_status schedule_periodic(std::int64_t delay_ns, std::int64_t period_ns, std::uint32_t kind,
                                 std::uint64_t id, std::uint64_t* handle);
   tlab_status cancel(std::uint64_t id, std::int32_t* result);
+  // schedule_scripted: a one-shot whose callback performs `then` (SubjectExtras).
+  tlab_status schedule_scripted(std::int64_t delay_ns, std::uint64_t id,
+                                const std::vector<runner::ScriptAction>& then,
+                                std::uint64_t* handle);
+  // bind_script_host: where the answers of scripts go (before the first schedule).
+  void bind_script_host(runner::ScriptHost* host);
   void shutdown();  // destroy(): idempotent
   // ended: why the session ended the case early ("" while it has not).
   std::string ended();
@@ -137,6 +147,7 @@ class ExecSession {
     bool fail = false;
     std::int64_t period_ns = 0;  // a periodic schedule's period and kind (0: one-shot)
     std::uint32_t periodic = 0;
+    std::vector<runner::ScriptAction> then;  // a scripted schedule's actions
     bool answered = false;
     MessageType answer = MessageType::kError;
     CancelResult result = CancelResult::kUnknown;
@@ -168,6 +179,10 @@ class ExecSession {
   bool answer(const Message& m, const std::string& line);
   bool on_fired(const Message& m, const std::string& line);
   bool on_pending(const Message& m, const std::string& line);
+  // on_script_answer: an answer `by` a callback performing its script.
+  bool on_script_answer(const Message& m, const std::string& where);
+  // expect_script: `id` is armed with `then` (mu_ held): its fire will report it.
+  void expect_script(std::uint64_t id, std::vector<runner::ScriptAction> then);
   void on_eof();
   // end: records a violation of `o` with `sentence`, stops the case, wakes every
   // waiter. Requires mu_ not held.
@@ -187,19 +202,27 @@ class ExecSession {
   std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_map<std::uint64_t, std::deque<Waiter*>> waiting_;  // mu_: id -> in send order
-  std::uint64_t max_id_ = 0;              // mu_: the highest id tlab has sent in a schedule
-  std::uint64_t in_flight_ = 0;           // mu_: requests awaiting their answer
-  std::uint64_t max_in_flight_ = 0;       // mu_: the most at once (counter "max_in_flight")
-  std::uint64_t lines_in_ = 0;            // reader only
-  std::uint64_t fail_fired_ = 0;          // mu_: the first `fail` timer that fired (0: none)
-  std::int64_t fail_fired_at_ = 0;        // mu_: on tlab's clock
-  std::int64_t fail_fired_t_ns_ = 0;      // mu_: its fired.t_ns (the subject's clock)
-  bool shutdown_sent_ = false;            // mu_
-  bool pending_seen_ = false;             // mu_
-  std::string ended_;                     // mu_: why the case was ended ("": it was not)
-  bool stopped_ = false;                  // shutdown() has run (the owning thread only)
-  std::atomic<bool> reader_stop_{false};  // shutdown() tells the reader to return
-  std::mutex proc_mu_;                    // wait_exit: the reader (on_eof) or shutdown()
+  std::uint64_t max_id_ = 0;          // mu_: the highest id tlab has sent in a schedule
+  std::uint64_t in_flight_ = 0;       // mu_: requests awaiting their answer
+  std::uint64_t max_in_flight_ = 0;   // mu_: the most at once (counter "max_in_flight")
+  std::uint64_t lines_in_ = 0;        // reader only
+  std::uint64_t fail_fired_ = 0;      // mu_: the first `fail` timer that fired (0: none)
+  std::int64_t fail_fired_at_ = 0;    // mu_: on tlab's clock
+  std::int64_t fail_fired_t_ns_ = 0;  // mu_: its fired.t_ns (the subject's clock)
+  bool shutdown_sent_ = false;        // mu_
+  bool pending_seen_ = false;         // mu_
+  std::string ended_;                 // mu_: why the case was ended ("": it was not)
+  // Scripts (mu_): the armed timers whose fire will perform one (id -> actions),
+  // the fires whose actions are being reported (id -> those not yet answered, in
+  // order), and the ids a script will schedule that have no `scheduled` yet.
+  std::unordered_map<std::uint64_t, std::vector<runner::ScriptAction>> scripted_;
+  std::unordered_map<std::uint64_t, std::deque<runner::ScriptAction>> reporting_;
+  std::unordered_map<std::uint64_t, std::uint64_t> unarmed_;  // id -> the id whose script has it
+  std::unordered_set<std::uint64_t> performed_;  // ids whose script was reported (once)
+  runner::ScriptHost* script_host_ = nullptr;    // set before the first schedule
+  bool stopped_ = false;                         // shutdown() has run (the owning thread only)
+  std::atomic<bool> reader_stop_{false};         // shutdown() tells the reader to return
+  std::mutex proc_mu_;                           // wait_exit: the reader (on_eof) or shutdown()
   std::mutex stats_mu_;
   Format format_;
   // Fed by the reader under mu_; excused_after_failure reads it under mu_ too.

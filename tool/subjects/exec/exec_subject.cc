@@ -68,6 +68,14 @@ tlab_status schedule_periodic_cb(void* self, std::int64_t, std::int64_t delay_ns
 tlab_status cancel_cb(void* self, std::uint64_t handle, std::int32_t* result) {
   return session(self)->cancel(handle, result);
 }
+tlab_status schedule_scripted_cb(void* self, std::int64_t delay_ns, std::uint64_t cookie,
+                                 const std::vector<runner::ScriptAction>& then,
+                                 std::uint64_t* handle) {
+  return session(self)->schedule_scripted(delay_ns, cookie, then, handle);
+}
+void bind_script_host_cb(void* self, runner::ScriptHost* host) {
+  session(self)->bind_script_host(host);
+}
 bool excused_cb(void* self, std::uint64_t cookie, std::int64_t grace_ns) {
   return session(self)->excused_after_failure(cookie, grace_ns);
 }
@@ -235,6 +243,10 @@ runner::SubjectExtras bind_exec_case(runner::CaseContext& ctx) {
   if (g_program.hello.can_fail) x.schedule_failing = &schedule_failing_cb;
   x.contains_errors = g_program.hello.promises.has(Promise::kContainsErrors);
   x.excused_after_failure = &excused_cb;
+  if (g_program.hello.scripts) {
+    x.schedule_scripted = &schedule_scripted_cb;
+    x.bind_script_host = &bind_script_host_cb;
+  }
   return x;
 }
 
