@@ -3,15 +3,19 @@
 // (*Timer).Stop(), true "prevented", false "too_late". With "fail", f writes `fired` and
 // panics; nothing recovers. With "period_ns" (kind fixed_rate_skip, the only one listed): a
 // series, AfterFunc(delay_ns) for run 0, whose func then starts time.NewTicker(period_ns)
-// and serves runs 1, 2, ... from its ticks (README.md, "Periodic series").
+// and serves runs 1, 2, ... from its ticks (README.md, "Periodic series"). With "then" (a
+// script, docs/protocol.md, "Scripts: callbacks that act"): f writes `fired`, then performs each
+// action as the request would be served, by the same code under the same mu (AfterFunc, Stop),
+// each answer with "by": f's id.
 //
 // Promises, with the pkg.go.dev/time text each rests on. delivery, exactly_once, never_early:
 // "AfterFunc waits for the duration to elapse and then calls f in its own goroutine."
 // accurate_cancel: Stop "returns true if the call stops the timer, false if the timer has
 // already expired or been stopped"; then "the function f has been started in its own
-// goroutine". thread_safe: only the reader goroutine calls AfterFunc and Stop (Stop's doc
-// forbids concurrent Stops of one Timer); a series' NewTicker runs in its run-0 goroutine
-// under mu, and its Ticker.Stop once, in the reader, under mu. Not promised: contains_errors
+// goroutine". thread_safe: every AfterFunc and Stop is called under mu, the reader's and a
+// script's (in its func's goroutine) alike, so no two run at once (Stop's doc forbids concurrent
+// Stops of one Timer); a series' NewTicker runs in its run-0 goroutine under mu, and its
+// Ticker.Stop once, in the reader or a script, under mu. Not promised: contains_errors
 // (a panic ends the program), pending_count (`pending` is this file's own bookkeeping).
 //
 // Periodic, fixed_rate_skip: NewTicker "returns a new Ticker containing a channel that will
@@ -44,15 +48,27 @@ import (
 	"time"
 )
 
-// request is every message tlab sends; a pointer is nil when its key is absent.
+// request is every message tlab sends; a pointer or slice is nil when its key is absent.
 type request struct {
-	Type     string  `json:"type"`
-	ID       *int64  `json:"id"`
-	DelayNs  *int64  `json:"delay_ns"`
-	Fail     *bool   `json:"fail"`
-	PeriodNs *int64  `json:"period_ns"`
-	Periodic *string `json:"periodic"`
+	Type     string   `json:"type"`
+	ID       *int64   `json:"id"`
+	DelayNs  *int64   `json:"delay_ns"`
+	Fail     *bool    `json:"fail"`
+	PeriodNs *int64   `json:"period_ns"`
+	Periodic *string  `json:"periodic"`
+	Then     []action `json:"then"`
 }
+
+// action is one step of a script (`then`): "schedule" (id, delay_ns, its own then) or "cancel".
+type action struct {
+	Do      string   `json:"do"`
+	ID      *int64   `json:"id"`
+	DelayNs *int64   `json:"delay_ns"`
+	Then    []action `json:"then"`
+}
+
+// maxRearms: docs/protocol.md, scripts "nest at most 6 re-arms deep".
+const maxRearms = 6
 
 // periodicKinds: the hello's `periodic`, and the only kind a schedule may ask for.
 var periodicKinds = []string{"fixed_rate_skip"}
@@ -71,7 +87,7 @@ var (
 
 func main() {
 	emit(map[string]any{"type": "hello", "protocol": 1, "name": "go-time", "version": runtime.Version(),
-		"kind": "facility", "features": []string{"fail"}, "periodic": periodicKinds,
+		"kind": "facility", "features": []string{"fail", "scripts"}, "periodic": periodicKinds,
 		"promises": []string{"delivery", "exactly_once", "never_early", "accurate_cancel", "thread_safe"}})
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -81,7 +97,7 @@ func main() {
 			if r.PeriodNs != nil {
 				schedulePeriodic(*r.ID, *r.DelayNs, *r.PeriodNs)
 			} else {
-				schedule(*r.ID, time.Duration(*r.DelayNs), r.Fail != nil && *r.Fail)
+				schedule(*r.ID, time.Duration(*r.DelayNs), r.Fail != nil && *r.Fail, r.Then)
 			}
 		case "cancel":
 			cancel(*r.ID)
@@ -102,25 +118,43 @@ func main() {
 	die(fmt.Sprintf("stdin closed before shutdown (%v)", in.Err()))
 }
 
-func schedule(id int64, d time.Duration, fail bool) {
+func schedule(id int64, d time.Duration, fail bool, then []action) {
 	mu.Lock() // held to the answer: a func due at once must wait to write `fired`
 	defer mu.Unlock()
+	scheduleLocked(id, d, fail, then, 0)
+}
+
+// scheduleLocked arms a one-shot (with its script, nil for none) and answers; mu held (it is not
+// reentrant: a script calls this, not schedule). by: 0 for a request, else the id whose script
+// asks.
+func scheduleLocked(id int64, d time.Duration, fail bool, then []action, by int64) {
 	t := time.Since(start).Nanoseconds() // before AfterFunc, whose deadline is a later now + d
-	timers[id] = time.AfterFunc(d, func() { fire(id, fail) })
+	timers[id] = time.AfterFunc(d, func() { fire(id, fail, then) })
 	armed[id] = true
-	emit(map[string]any{"type": "scheduled", "id": id, "t_ns": t})
+	emit(answer(by, "type", "scheduled", "id", id, "t_ns", t))
 }
 
 func cancel(id int64) {
 	mu.Lock()
 	defer mu.Unlock()
+	if _, ok := series[id]; !ok && timers[id] == nil { // tlab cancels only what it scheduled
+		die(fmt.Sprintf("cancel of id %d, never scheduled", id))
+	}
+	cancelLocked(id, 0)
+}
+
+// cancelLocked stops a timer or series and answers; mu held, by as in scheduleLocked. A
+// script's cancel of its own timer (its func is running: Stop is false) answers too_late; one
+// of an id this process has not armed (its schedule is still in the pipe) answers error.
+func cancelLocked(id, by int64) {
 	if s, ok := series[id]; ok {
-		cancelPeriodic(id, s)
+		cancelPeriodic(id, s, by)
 		return
 	}
-	t, ok := timers[id] // every schedule arms one, so ok always holds
+	t, ok := timers[id]
 	if !ok {
-		die(fmt.Sprintf("cancel of id %d, never scheduled", id))
+		emit(answer(by, "type", "error", "id", id, "message", "not armed: no schedule of it was read"))
+		return
 	}
 	result := "too_late"
 	if t.Stop() {
@@ -129,11 +163,14 @@ func cancel(id int64) {
 	} else if armed[id] { // Stop's doc: f "has been started in its own goroutine"
 		firing[id] = true
 	}
-	emit(map[string]any{"type": "cancelled", "id": id, "result": result})
+	emit(answer(by, "type", "cancelled", "id", id, "result", result))
 }
 
-// fire is the AfterFunc func, in its own goroutine: `fired` first, then panic as asked.
-func fire(id int64, fail bool) {
+// fire is the AfterFunc func, in its own goroutine: `fired` first, then its script, action by
+// action, under mu (so a timer a script arms writes `fired` only after its `scheduled`, and
+// `pending` comes before the `fired` or after the whole script), then panic as asked (a `fail`
+// timer has no script).
+func fire(id int64, fail bool, then []action) {
 	t := time.Since(start).Nanoseconds()
 	mu.Lock()
 	delete(armed, id)
@@ -141,11 +178,30 @@ func fire(id int64, fail bool) {
 	landed.Broadcast()
 	if !closed {
 		emit(map[string]any{"type": "fired", "id": id, "t_ns": t})
+		for _, a := range then {
+			if a.Do == "schedule" {
+				scheduleLocked(*a.ID, time.Duration(*a.DelayNs), false, a.Then, id)
+			} else {
+				cancelLocked(*a.ID, id)
+			}
+		}
 	}
 	mu.Unlock()
 	if fail {
 		panic(fmt.Sprintf("tlab asked timer %d to fail", id))
 	}
+}
+
+// answer is a message of key, value pairs, with "by" unless by is 0 (a request's answer).
+func answer(by int64, kv ...any) map[string]any {
+	m := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	if by != 0 {
+		m["by"] = by
+	}
+	return m
 }
 
 // periodic is one fixed_rate_skip series: run 0 on an AfterFunc, runs 1, 2, ... on a Ticker.
@@ -172,7 +228,8 @@ func schedulePeriodic(id, d, p int64) {
 
 // cancelPeriodic: a live series is stopped here, under mu, so no run writes `fired` after
 // this answer (a run checks stopped under mu first): prevented. A stopped one is too_late.
-func cancelPeriodic(id int64, s *periodic) {
+// by: as in scheduleLocked.
+func cancelPeriodic(id int64, s *periodic, by int64) {
 	result := "too_late"
 	if !s.stopped {
 		s.stopped = true
@@ -184,7 +241,7 @@ func cancelPeriodic(id int64, s *periodic) {
 		delete(armed, id)
 		result = "prevented"
 	}
-	emit(map[string]any{"type": "cancelled", "id": id, "result": result})
+	emit(answer(by, "type", "cancelled", "id", id, "result", result))
 }
 
 // run is the AfterFunc func of run 0, in its own goroutine, which then serves every later
@@ -271,7 +328,8 @@ func emit(msg map[string]any) {
 
 // parse reads one request strictly: known keys only, each type with exactly its keys
 // (docs/protocol.schema.json), ids in range; period_ns (>= 1) comes with periodic, of a kind
-// periodicKinds lists, and never with fail. Anything else ends the process with status 2.
+// periodicKinds lists, and never with fail; then (a script) only with a one-shot that does not
+// fail. Anything else ends the process with status 2.
 func parse(line []byte) request {
 	var r request
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -279,19 +337,41 @@ func parse(line []byte) request {
 	if err := dec.Decode(&r); err != nil || dec.Decode(new(any)) != io.EOF {
 		die(fmt.Sprintf("malformed request %q: %v", line, err))
 	}
-	idOK := r.ID != nil && *r.ID >= 1 && *r.ID <= 1<<53-1
+	idOK := validID(r.ID)
 	oneShot := r.PeriodNs == nil && r.Periodic == nil
 	isSeries := r.PeriodNs != nil && *r.PeriodNs >= 1 && r.Periodic != nil && r.Fail == nil &&
-		*r.Periodic == periodicKinds[0]
+		*r.Periodic == periodicKinds[0] && r.Then == nil
+	scriptOK := r.Then == nil || oneShot && (r.Fail == nil || !*r.Fail) && validScript(r.Then, 1)
 	ok := map[string]bool{
-		"schedule": idOK && r.DelayNs != nil && (oneShot || isSeries),
-		"cancel":   idOK && r.DelayNs == nil && r.Fail == nil && oneShot,
-		"shutdown": r.ID == nil && r.DelayNs == nil && r.Fail == nil && oneShot,
+		"schedule": idOK && r.DelayNs != nil && (oneShot || isSeries) && scriptOK,
+		"cancel":   idOK && r.DelayNs == nil && r.Fail == nil && oneShot && r.Then == nil,
+		"shutdown": r.ID == nil && r.DelayNs == nil && r.Fail == nil && oneShot && r.Then == nil,
 	}[r.Type]
 	if !ok {
 		die(fmt.Sprintf("not a request of docs/protocol.schema.json: %q", line))
 	}
 	return r
+}
+
+func validID(id *int64) bool {
+	return id != nil && *id >= 1 && *id <= 1<<53-1
+}
+
+// validScript: 1 to 3 actions, a schedule with id and delay_ns (and its own script, a level
+// deeper), a cancel with id only; a schedule at most maxRearms levels deep.
+func validScript(then []action, level int) bool {
+	if len(then) < 1 || len(then) > 3 {
+		return false
+	}
+	for _, a := range then {
+		ok := a.Do == "cancel" && validID(a.ID) && a.DelayNs == nil && a.Then == nil ||
+			a.Do == "schedule" && validID(a.ID) && a.DelayNs != nil && level <= maxRearms &&
+				(a.Then == nil || validScript(a.Then, level+1))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func die(why string) {

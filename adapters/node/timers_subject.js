@@ -34,6 +34,10 @@
 //     not catch it: tlab sees what Node does with a failing callback.
 //   NOT thread_safe: JavaScript runs on one thread; tlab sends one request at a time.
 // Features: fail (the callback writes `fired`, then throws). Never sent with a period.
+//   scripts (a `then` on a one-shot: the callback writes `fired`, then performs each
+//   action in order before it returns, as a user's callback would: setTimeout for a
+//   schedule, clearTimeout for a cancel, under the rules of the requests below, each
+//   answer carrying `by`). Never sent with a period either.
 // Periodic: fixed_delay, and only that. setInterval "Schedules repeated execution of
 //   callback every delay milliseconds"; Node's timer code (lib/internal/timers.js,
 //   listOnTimeout) reads the loop clock just before a repeating callback and, once it
@@ -66,6 +70,8 @@ const PERIODIC = ['fixed_delay']; // setInterval (header: "Periodic")
 // the ids the `pending` answer lists.
 const live = new Map();
 const refused = new Set(); // ids whose schedule was answered `error`: nothing was armed
+// The one-shot whose callback is running now, while it performs its script.
+let firing = null; // {id, timeout}
 
 // hrtime counts from an arbitrary point; t_ns counts from the adapter's start so it
 // stays an exact Number (below 2^53 ns, 104 days) and prints as a JSON integer.
@@ -75,7 +81,9 @@ const nowNs = () => Number(process.hrtime.bigint() - origin);
 // One protocol line, written synchronously. process.stdout on a pipe is asynchronous
 // on POSIX: a line queued just before a `fail` throw would die with the process.
 // The adapter never touches process.stdout, so fd 1 stays the blocking pipe tlab gave.
-function send(message) {
+// `by`: the id whose callback performed the action this line answers (a script's).
+function send(message, by) {
+  if (by !== undefined) message.by = by;
   fs.writeSync(1, JSON.stringify(message) + '\n');
 }
 
@@ -87,10 +95,27 @@ function ceilMs(delayNs) {
   return ms * 1e6 < delayNs ? ms + 1 : ms;
 }
 
-function onFire(id, fail) {
+function onFire(id, fail, then) {
   const tNs = nowNs(); // first thing in the callback: when it began
+  const timeout = live.get(id);
   live.delete(id);
   send({type: 'fired', id, t_ns: tNs});
+  if (then !== undefined) {
+    // The script, in order, inside this callback, before it returns: the same calls
+    // and the same answers as the requests, each answer `by` this id.
+    firing = {id, timeout};
+    try {
+      for (const action of then) {
+        if (action.do === 'schedule') {
+          schedule(action.id, action.delay_ns, false, undefined, undefined, action.then, id);
+        } else {
+          cancel(action.id, id);
+        }
+      }
+    } finally {
+      firing = null;
+    }
+  }
   if (fail) throw new Error(`timer ${id} fails, as tlab asked (fail=true)`);
 }
 
@@ -125,34 +150,35 @@ function onFirstRun(id, series) {
   if (!series.stopped) series.interval = setInterval(onRun, series.periodMs, id, series);
 }
 
-function refuse(id, message) {
+function refuse(id, message, by) {
   refused.add(id);
-  send({type: 'error', id, message});
+  send({type: 'error', id, message}, by);
 }
 
-function schedule(id, delayNs, fail, periodNs, periodic) {
+// A request's schedule, or a script's (`by` the id whose callback performs it; a
+// script's schedule is a one-shot and never fails, and `then` is its own script).
+function schedule(id, delayNs, fail, periodNs, periodic, then, by) {
   const ms = ceilMs(delayNs);
   if (ms > kMaxDelayMs) {
-    refuse(id, `delay ${ms} ms is above TIMEOUT_MAX (${kMaxDelayMs} ms)`);
+    refuse(id, `delay ${ms} ms is above TIMEOUT_MAX (${kMaxDelayMs} ms)`, by);
     return;
   }
   if (periodNs !== undefined || periodic !== undefined) {
-    scheduleSeries(id, ms, fail, periodNs, periodic);
+    scheduleSeries(id, ms, fail, periodNs, periodic, then);
     return;
   }
   const tNs = nowNs(); // before setTimeout reads the loop's clock for its deadline
   try {
-    live.set(id, setTimeout(onFire, ms, id, fail));
+    live.set(id, setTimeout(onFire, ms, id, fail, then));
   } catch (error) { // the runtime refused: nothing was armed
-    refused.add(id);
-    send({type: 'error', id, message: String(error)});
+    refuse(id, String(error), by);
     return;
   }
-  send({type: 'scheduled', id, t_ns: tNs});
+  send({type: 'scheduled', id, t_ns: tNs}, by);
 }
 
 // A series: run 0 `delayMs` from now, then one run per period (fixed_delay).
-function scheduleSeries(id, delayMs, fail, periodNs, periodic) {
+function scheduleSeries(id, delayMs, fail, periodNs, periodic, then) {
   if (!PERIODIC.includes(periodic) || typeof periodNs !== 'number' || !(periodNs >= 1)) {
     refuse(id, `periodic ${JSON.stringify(periodic)} with period_ns ${periodNs}: this ` +
                `subject arms only ${PERIODIC.join(', ')} series (setInterval), period_ns >= 1`);
@@ -160,6 +186,10 @@ function scheduleSeries(id, delayMs, fail, periodNs, periodic) {
   }
   if (fail) { // the protocol never sends both; a series has no failing run to offer
     refuse(id, 'fail is not offered for a periodic series');
+    return;
+  }
+  if (then !== undefined) { // likewise: scripts come only with one-shot timers
+    refuse(id, 'a script (then) is not offered for a periodic series');
     return;
   }
   // Whole ms, rounded UP and at least 1: Node truncates a fraction and makes 0 into 1
@@ -181,10 +211,17 @@ function scheduleSeries(id, delayMs, fail, periodNs, periodic) {
   send({type: 'scheduled', id, t_ns: tNs});
 }
 
-function cancel(id) {
+// A request's cancel, or a script's (`by` the id whose callback performs it).
+function cancel(id, by) {
   const entry = live.get(id); // a one-shot's Timeout or a Series
   if (entry === undefined) { // it has fired (or is firing), or a cancel came first
-    send({type: 'cancelled', id, result: refused.has(id) ? 'unknown' : 'too_late'});
+    if (firing !== null && firing.id === id && firing.timeout !== undefined) {
+      // A script cancelling its own timer: its callback calls clearTimeout on its own
+      // Timeout, as a user's would. The callback has begun, so nothing is prevented;
+      // clearTimeout returns nothing and the answer stays too_late.
+      clearTimeout(firing.timeout);
+    }
+    send({type: 'cancelled', id, result: refused.has(id) ? 'unknown' : 'too_late'}, by);
     return;
   }
   live.delete(id);
@@ -199,15 +236,15 @@ function cancel(id) {
     } else {
       clearInterval(entry.interval);
     }
-    send({type: 'cancelled', id, result: 'prevented'});
+    send({type: 'cancelled', id, result: 'prevented'}, by);
     return;
   }
   clearTimeout(entry);
-  send({type: 'cancelled', id, result: 'prevented'});
+  send({type: 'cancelled', id, result: 'prevented'}, by);
 }
 
 send({type: 'hello', protocol: 1, name: 'node-timers', version: process.version,
-      kind: 'facility', promises: PROMISES, features: ['fail'], periodic: PERIODIC,
+      kind: 'facility', promises: PROMISES, features: ['fail', 'scripts'], periodic: PERIODIC,
       max_delay_ns: kMaxDelayMs * 1e6,
       summary: 'setTimeout / clearTimeout; series: setTimeout then setInterval / clearInterval'});
 
@@ -222,7 +259,7 @@ input.on('line', (line) => {
   }
   if (request.type === 'schedule') {
     schedule(request.id, request.delay_ns, request.fail === true, request.period_ns,
-             request.periodic);
+             request.periodic, request.then);
   } else if (request.type === 'cancel') {
     cancel(request.id);
   } else if (request.type === 'shutdown') {

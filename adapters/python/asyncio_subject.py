@@ -32,7 +32,10 @@ Promises, from https://docs.python.org/3/library/asyncio-eventloop.html (3.11:
     name the 'handle'), never that the loop goes on running callbacks afterwards.
   NOT thread_safe: call_soon "is not thread-safe"; tlab sends one request at a time.
 Features: fail (the callback writes `fired`, then raises RuntimeError; asyncio hands
-it to the loop's exception handler, which logs it to stderr).
+it to the loop's exception handler, which logs it to stderr), scripts (a `then` on a
+one-shot: the callback writes `fired`, then performs each action in order before it
+returns, as a user's callback would: loop.call_later for a schedule, TimerHandle.cancel()
+for a cancel, under the rules of the requests below, each answer carrying `by`).
 Limits: none on the delay (the one-day limit went in 3.8); a negative delay is due
 at once (call_later takes it as a `when` in the past).
 """
@@ -48,10 +51,14 @@ PROMISES = ["delivery", "exactly_once", "never_early", "accurate_cancel"]
 
 live = {}  # id -> TimerHandle whose callback has not begun and was not cancelled
 refused = set()  # ids whose schedule was answered `error`: nothing was armed
+firing = None  # (id, TimerHandle) of the callback running now, while it performs its script
 
 
-def send(message):
-    """Writes one protocol line; stdout carries nothing else (logs go to stderr)."""
+def send(message, by=None):
+    """Writes one protocol line; stdout carries nothing else (logs go to stderr).
+    `by`: the id whose callback performed the action this line answers (a script's)."""
+    if by is not None:
+        message["by"] = by
     sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
     sys.stdout.flush()
 
@@ -64,37 +71,63 @@ def seconds_up(delay_ns):
     return seconds
 
 
-def on_fire(timer_id, fail):
+def on_fire(timer_id, fail, then):
+    global firing
     t_ns = time.monotonic_ns()  # first thing in the callback: when it began
-    del live[timer_id]
+    # pop, not del: were asyncio to run a callback twice, its second `fired` line
+    # must reach tlab (double_resume), not die on a KeyError before it is written.
+    handle = live.pop(timer_id, None)
     send({"type": "fired", "id": timer_id, "t_ns": t_ns})
+    # The script, in order, inside this callback, before it returns: the same calls
+    # and the same answers as the requests, each answer `by` this id.
+    loop = asyncio.get_running_loop()
+    firing = (timer_id, handle)
+    try:
+        for action in then:
+            if action["do"] == "schedule":
+                schedule(loop, action["id"], action["delay_ns"], False,
+                         action.get("then", ()), by=timer_id)
+            else:
+                cancel(action["id"], by=timer_id)
+    finally:
+        firing = None
     if fail:
         raise RuntimeError(f"timer {timer_id} fails, as tlab asked (fail=true)")
 
 
-def schedule(loop, timer_id, delay_ns, fail):
+def schedule(loop, timer_id, delay_ns, fail, then=(), by=None):
     t_ns = time.monotonic_ns()  # before call_later reads loop.time() for its deadline
     try:
-        live[timer_id] = loop.call_later(seconds_up(delay_ns), on_fire, timer_id, fail)
+        live[timer_id] = loop.call_later(seconds_up(delay_ns), on_fire, timer_id, fail,
+                                         then)
     except Exception as error:  # the runtime refused: nothing was armed
         refused.add(timer_id)
-        send({"type": "error", "id": timer_id, "message": repr(error)})
+        send({"type": "error", "id": timer_id, "message": repr(error)}, by)
         return
-    send({"type": "scheduled", "id": timer_id, "t_ns": t_ns})
+    send({"type": "scheduled", "id": timer_id, "t_ns": t_ns}, by)
 
 
-def cancel(timer_id):
+def cancel(timer_id, by=None):
     handle = live.pop(timer_id, None)
     if handle is None:  # it has fired (or is firing), or a cancel came first
         result = "unknown" if timer_id in refused else "too_late"
+        if firing is not None and firing[0] == timer_id and firing[1] is not None:
+            # A script cancelling its own timer: its callback calls cancel() on its own
+            # handle, as a user's would. The callback has begun, so nothing is
+            # prevented; cancel() returns None and the answer stays too_late.
+            try:
+                firing[1].cancel()
+            except Exception as error:
+                send({"type": "error", "id": timer_id, "message": repr(error)}, by)
+                return
     else:
         try:
             handle.cancel()
         except Exception as error:
-            send({"type": "error", "id": timer_id, "message": repr(error)})
+            send({"type": "error", "id": timer_id, "message": repr(error)}, by)
             return
         result = "prevented"
-    send({"type": "cancelled", "id": timer_id, "result": result})
+    send({"type": "cancelled", "id": timer_id, "result": result}, by)
 
 
 async def main():
@@ -103,7 +136,7 @@ async def main():
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     send({"type": "hello", "protocol": 1, "name": "python-asyncio",
           "version": platform.python_version(), "kind": "facility",
-          "promises": PROMISES, "features": ["fail"],
+          "promises": PROMISES, "features": ["fail", "scripts"],
           "summary": "asyncio loop.call_later / TimerHandle.cancel"})
     while line := await reader.readline():
         try:
@@ -113,7 +146,8 @@ async def main():
             print(f"asyncio_subject: ignoring {line!r}: {error!r}", file=sys.stderr)
             continue
         if kind == "schedule":
-            schedule(loop, request["id"], request["delay_ns"], request.get("fail", False))
+            schedule(loop, request["id"], request["delay_ns"], request.get("fail", False),
+                     request.get("then", ()))
         elif kind == "cancel":
             cancel(request["id"])
         elif kind == "shutdown":

@@ -155,7 +155,14 @@ std::vector<ScriptAction> FacilityCase::declare_script(const ActorRun& r, std::u
       if (v && v->deadline >= due) sibling = c;
     }
     if (sibling == 0) sibling = ledger_.pick_due(due, script_rng_);
-    if (sibling == 0) sibling = ledger_.pick_live(script_rng_);
+    if (sibling == 0) {
+      // Only an armed one: a timer whose schedule has not returned may not have
+      // reached the subject yet (another sender's request), and a script cannot
+      // name a timer the subject does not know.
+      const std::uint64_t c = ledger_.pick_live(script_rng_);
+      const std::optional<LedgerView> v = c != 0 ? ledger_.view(c) : std::nullopt;
+      if (v && v->has_handle) sibling = c;
+    }
     if (sibling != 0 && sibling != cookie) then.push_back(ScriptAction{true, sibling, 0, {}});
   }
   if ((mark & kScriptRearm) != 0 && depth < kScriptDepth) {
