@@ -101,7 +101,8 @@ std::optional<Message> read_message(std::string_view line, std::uint64_t number,
   InputErrors errors;
   std::optional<nlohmann::json> doc = parse_json_text(line, "line", errors);
   if (!doc) return refuse(errors.front().pointer, errors.front().message);
-  if (!doc->is_object()) return refuse("/", fmt::format("is a JSON {}, not an object", type_name(*doc)));
+  if (!doc->is_object())
+    return refuse("/", fmt::format("is a JSON {}, not an object", type_name(*doc)));
   auto t = doc->find("type");
   if (t == doc->end()) return refuse("/type", "missing: every message has a \"type\"");
   if (!t->is_string()) return refuse("/type", fmt::format("is a {}, not a string", type_name(*t)));
@@ -111,7 +112,8 @@ std::optional<Message> read_message(std::string_view line, std::uint64_t number,
   if (k == kSubjectTypes.size()) {
     for (std::string_view h : kHostTypes) {
       if (h == type) {
-        return refuse("/type", fmt::format("\"{}\" is a message tlab sends, not the subject", type));
+        return refuse("/type",
+                      fmt::format("\"{}\" is a message tlab sends, not the subject", type));
       }
     }
     return refuse("/type", fmt::format("unknown message type \"{}\" (the subject sends hello, "
@@ -218,6 +220,16 @@ std::string cancel_line(std::uint64_t id) {
   return fmt::format(R"({{"type":"cancel","id":{}}})"
                      "\n",
                      id);
+}
+
+std::int32_t abi_result_of(CancelResult r) {
+  return r == CancelResult::kPrevented ? TLAB_CANCEL_PREVENTED
+         : r == CancelResult::kTooLate ? TLAB_CANCEL_TOO_LATE
+                                       : TLAB_CANCEL_UNKNOWN;
+}
+
+std::string action_sentence(const runner::ScriptAction& a) {
+  return fmt::format("{} id {}", a.cancel ? "cancel" : "schedule", a.id);
 }
 
 std::string shutdown_line() { return "{\"type\":\"shutdown\"}\n"; }

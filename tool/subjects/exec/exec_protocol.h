@@ -47,13 +47,13 @@ enum class CancelResult : std::uint8_t { kPrevented, kTooLate, kUnknown };
 
 struct Message {
   MessageType type = MessageType::kHello;
-  std::uint64_t id = 0;           // scheduled, cancelled, error, fired
-  std::uint64_t by = 0;           // scheduled, cancelled, error: a script's answer (0: none)
-  std::int64_t t_ns = 0;          // scheduled, fired: the subject's clock
+  std::uint64_t id = 0;   // scheduled, cancelled, error, fired
+  std::uint64_t by = 0;   // scheduled, cancelled, error: a script's answer (0: none)
+  std::int64_t t_ns = 0;  // scheduled, fired: the subject's clock
   CancelResult result = CancelResult::kUnknown;  // cancelled
-  std::string text;               // error: its message
-  std::vector<std::uint64_t> ids;  // pending
-  nlohmann::json doc;             // hello: the whole object (hello_of reads it)
+  std::string text;                              // error: its message
+  std::vector<std::uint64_t> ids;                // pending
+  nlohmann::json doc;                            // hello: the whole object (hello_of reads it)
 };
 
 // read_message: the message on `line` (without its "\n"), or nullopt with `why`:
@@ -92,6 +92,11 @@ std::string schedule_periodic_line(std::uint64_t id, std::int64_t delay_ns, std:
 std::string schedule_scripted_line(std::uint64_t id, std::int64_t delay_ns,
                                    const std::vector<runner::ScriptAction>& then);
 std::string cancel_line(std::uint64_t id);
+
+// abi_result_of: a `cancelled` result as the ABI's tlab_cancel_result.
+std::int32_t abi_result_of(CancelResult r);
+// action_sentence: a script action for a sentence ("schedule id 7", "cancel id 3").
+std::string action_sentence(const runner::ScriptAction& a);
 std::string shutdown_line();
 
 }  // namespace tlab::tool::exec

@@ -1,4 +1,5 @@
-// tlab/tool/subjects/exec/exec_session.h: one instance of an exec subject: the
+// tlab/tool/subjects/exec/exec_session.h (scripts: exec_session_scripts.cc): one
+// instance of an exec subject: the
 // subject process of a case, spoken to over docs/protocol.md and offered to the
 // generic driver as a subject ABI instance (TLAB_KIND_FACILITY, TLAB_DRIVE_SELF,
 // TLAB_CLOCK_MONOTONIC; exec_subject.h makes the descriptor).
