@@ -5,6 +5,7 @@
 // mutants of each feature are shown failing the same checks.
 #include <pthread.h>
 
+#include <functional>
 #include <future>
 
 #include "timer_service_fixture.h"
@@ -121,6 +122,62 @@ TEST(TimerServiceFeatureMutantTest, RescheduleNoMoveIsCaught) {
   clock.set(at_ms(10));
   svc.run_once();
   EXPECT_EQ(runs, 1);  // the contract says 0: it ran 20 ms early
+}
+
+// Next pass: a task that re-arms itself at delay 0 from its own callback runs
+// once per run_due() pass, so every pass returns; a held task cancelled before
+// the pass ends is dropped unrun; and a shutdown from inside the pass runs or
+// returns what was held, as it does the due tasks.
+TYPED_TEST(TimerServiceTest, ASelfRearmingChainRunsOncePerPass) {
+  using T = Task;
+  int runs = 0;
+  std::vector<std::shared_ptr<T>> chain;  // every link, kept alive
+  std::function<void()> link = [&] {
+    ++runs;
+    chain.push_back(T::make(link));
+    this->svc_.schedule(chain.back(), ms(0));
+  };
+  chain.push_back(T::make(link));
+  this->svc_.schedule(chain.back(), ms(5));
+  for (int pass = 1; pass <= 4; ++pass) {
+    EXPECT_EQ(this->run_at(5), 1u) << "pass " << pass;
+    EXPECT_EQ(runs, pass);
+    this->svc_.check_invariants();
+  }
+  // A task armed in a pass, taken as due and held, then cancelled by a later
+  // callback of the same pass, never runs.
+  bool victim_ran = false;
+  auto victim = T::make([&] { victim_ran = true; });
+  this->svc_.schedule(T::make([&] { this->svc_.schedule(victim, ms(0)); }), ms(0));
+  this->svc_.schedule(T::make([&] { EXPECT_TRUE(this->svc_.cancel(victim)); }), ms(0));
+  const auto skipped = this->svc_.stats().skipped_cancelled;
+  this->run_at(5);
+  this->svc_.check_invariants();
+  this->run_at(5);
+  EXPECT_FALSE(victim_ran);
+  EXPECT_EQ(victim->state(), TaskState::kCancelled);
+  EXPECT_EQ(this->svc_.stats().skipped_cancelled, skipped + 1);  // dropped as the pass ended
+  chain.clear();  // break the cycles (each link's callback holds `chain`)
+  link = nullptr;
+}
+
+// The mutant: run_due runs what its callbacks arm in the same pass, so a chain
+// capped at 50 links runs all of them in one pass (uncapped, it would never return).
+TEST(TimerServiceFeatureMutantTest, RunDueSamePassIsCaught) {
+  ManualClock clock;
+  MutantService<Mutant::kTimerRunDueSamePass> svc(clock, kDriverMode);
+  using T = decltype(svc)::Task;
+  int runs = 0;
+  std::vector<std::shared_ptr<T>> chain;
+  std::function<void()> link = [&] {
+    if (++runs == 50) return;
+    chain.push_back(T::make(link));
+    svc.schedule(chain.back(), ms(0));
+  };
+  chain.push_back(T::make(link));
+  svc.schedule(chain.back(), ms(0));
+  EXPECT_EQ(svc.run_once(), 50u);  // the contract says 1
+  chain.clear();
 }
 
 // max_pending: the cap'th task is admitted, the next is rejected with

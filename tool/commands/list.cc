@@ -188,8 +188,10 @@ class ListCommand final : public Command {
       for (const auto& m : kMutantInfo) {
         rows.push_back(
             {std::string(m.name), std::string(m.component), std::string(m.failure_class)});
-        arr.push_back(
-            {{"name", m.name}, {"component", m.component}, {"failure_class", m.failure_class}});
+        arr.push_back({{"name", m.name},
+                       {"component", m.component},
+                       {"failure_class", m.failure_class},
+                       {"under_sim", m.under_sim}});
       }
       section("mutants", rows);
     }

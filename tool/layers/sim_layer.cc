@@ -28,7 +28,7 @@ void run_sim_layer(KillMatrix& matrix, const std::vector<Scenario>& suite, Runne
   ov.sim = SimSpec{};
   std::vector<CaseSpec> specs;
   for (CaseSpec& spec : plan_check(simulated, ov)) {
-    if (!spec.expect_fail) continue;
+    if (!spec.expect_fail || !mutant_under_sim(*spec.mutant)) continue;
     if (shard && !shard->take(fmt::format("sim|{}|trials={}|schedules={}", scenario_case_key(spec),
                                           trials, schedules),
                               fmt::format("sim|{}:{}", spec.scenario->name,

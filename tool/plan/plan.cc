@@ -104,9 +104,12 @@ std::vector<CaseSpec> plan_check(const std::vector<Scenario>& scenarios, const O
   for (const Scenario& s : scenarios) {
     const bool simulate = o.simulate_mutants && !base.sim && !sim_refusal(s);
     for (Mutant m : s.catches) {
+      // Under --sim every case is simulated: a mutant simulation never runs into
+      // could only "survive" (as tsan_catches without TSan), so it is not planned.
+      if (base.sim && !mutant_under_sim(m)) continue;
       for (const std::string& strategy : strategies_for(s, base)) {
         CaseSpec& c = out.emplace_back(plan_case(s, strategy, m, base, /*expect_fail=*/true));
-        if (simulate && !c.sim) c.sim = SimSpec{};
+        if (simulate && !c.sim && mutant_under_sim(m)) c.sim = SimSpec{};
       }
     }
     // sim_catches: only where the case is simulated (--sim, or check's simulated

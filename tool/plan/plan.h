@@ -66,7 +66,8 @@ struct Overrides {
   std::optional<SimSpec> sim;
   // plan_check: a mutant case of `catches` whose engine runs under simulation
   // (subjects.h, sim_refusal) is simulated (random walk), so its detection does
-  // not depend on the machine's load. tsan_catches stay on real threads (a data
+  // not depend on the machine's load, unless the mutant acts only where
+  // simulation never goes (mutant_under_sim). tsan_catches stay on real threads (a data
   // race needs two threads at once). sim_catches are planned only where the case
   // is simulated (this flag, or --sim).
   bool simulate_mutants = false;

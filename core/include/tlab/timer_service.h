@@ -130,6 +130,9 @@
 //                              runs every missed tick back to back
 //   kTimerRescheduleNoMove     reschedule() records the new deadline but the queue
 //                              entry stays at the old one
+//   kTimerRunDueSamePass       run_due() runs a task armed during its pass in that
+//                              same pass: a callback that re-arms itself at delay 0
+//                              keeps the pass from returning
 #pragma once
 
 #include <algorithm>
@@ -317,6 +320,7 @@ class TimerService {
       return true;
     }
     remove_queued_locked(t);
+    t.armed_seq_ = ++arm_seq_;
     enqueue_locked(task, deadline);
     notify_if_earlier_locked(lock);
     return true;
@@ -413,9 +417,13 @@ class TimerService {
   }
 
   // tlab::TimerService::run_due: driver mode. Runs, on the calling thread, every
-  // task due at `now` (including fixed-rate catch-up runs up to `now`, and tasks
-  // that callbacks schedule due at `now`), in deadline order, and returns the
-  // number of callbacks run. Never blocks on time.
+  // task due at `now` (including fixed-rate catch-up runs up to `now`), in deadline
+  // order, and returns the number of callbacks run. Never blocks on time.
+  // Next pass: a task armed (schedule*() or reschedule()) while the pass runs, by
+  // one of its callbacks or anyone else, never runs in this pass, even when due at
+  // `now`: it is held and queued again as the pass ends, so the next run_due() runs
+  // it. A callback that re-arms itself at delay 0 runs once per pass, and a pass
+  // always returns (its work is bounded by what was queued when it began).
   // Requires: the service's thread is not started; now >= the previous pass's now
   // and >= the construction time (time never goes backwards: TLAB_CHECK).
   // Throws: std::logic_error when the thread runs or when re-entered (from a task,
@@ -429,6 +437,7 @@ class TimerService {
     }
     if (pass_active_) throw std::logic_error("TimerService::run_due: a pass is already active");
     PassScope pass(pass_active_);
+    HoldScope hold(*this);
     std::size_t ran = 0;
     for (;;) {
       const Step s = step_locked(lock, now);
@@ -469,7 +478,7 @@ class TimerService {
   TimerServiceStats stats() const {
     typename P::Lock lock(mu_);
     TimerServiceStats s = stats_;
-    s.pending = queued_.size() + due_.size();
+    s.pending = queued_.size() + due_.size() + held_.size();
     s.tombstones =
         static_cast<std::size_t>(std::count_if(queued_.begin(), queued_.end(), [](const Task* t) {
           return t->state() == TaskState::kCancelled;
@@ -485,7 +494,7 @@ class TimerService {
 
   std::size_t pending() const {
     typename P::Lock lock(mu_);
-    return queued_.size() + due_.size();
+    return queued_.size() + due_.size() + held_.size();
   }
 
   // tlab::TimerService::check_invariants: the queue's own invariants; the queued_
@@ -518,6 +527,12 @@ class TimerService {
                    i, " prev=", due_[i - 1].deadline, " this=", due_[i].deadline);
       }
     }
+    for (const Due& d : held_) {
+      TLAB_CHECK(d.deadline <= last_now_, "TimerService: entry held early deadline=", d.deadline,
+                 " last_now=", last_now_);
+      TLAB_CHECK(d.task->queued_index_ == Task::kNotQueued && d.task->armed_seq_ > pass_floor_,
+                 "TimerService: a held entry is queued, or was armed before its pass");
+    }
     if (!accepting_)
       TLAB_CHECK(queued_.empty(), "TimerService: ", queued_.size(), " queued after shutdown");
     TLAB_CHECK(stats_.exceptions <= stats_.tasks_run,
@@ -525,7 +540,10 @@ class TimerService {
   }
 
  private:
-  enum class Step : std::uint8_t { kIdle, kSkipped, kRan };
+  enum class Step : std::uint8_t { kIdle, kSkipped, kHeld, kRan };
+
+  // No pass is holding: every armed_seq_ is at most this.
+  static constexpr std::uint64_t kNoHold = ~std::uint64_t{0};
 
   struct Due {
     TaskPtr task;
@@ -540,6 +558,32 @@ class TimerService {
     PassScope(const PassScope&) = delete;
     PassScope& operator=(const PassScope&) = delete;
     bool& flag_;
+  };
+
+  // A run_due() pass's next-pass rule for its scope: a task armed after the scope
+  // began (armed_seq_ above the floor) and taken as due is held, and queued again,
+  // at its deadline, as the scope ends (run_due). Requires mu_ held at both ends,
+  // as PassScope; the end also runs when a task's exception leaves the pass.
+  struct HoldScope {
+    explicit HoldScope(TimerService& s) : s_(s) {
+      assume_held(s_.mu_);
+      s_.pass_floor_ = s_.arm_seq_;
+    }
+    ~HoldScope() {
+      assume_held(s_.mu_);
+      s_.pass_floor_ = kNoHold;
+      for (Due& d : s_.held_) {
+        if (d.task->state() == TaskState::kScheduled) {
+          s_.enqueue_locked(d.task, d.deadline);
+        } else {
+          ++s_.stats_.skipped_cancelled;  // cancelled while held: dropped unrun
+        }
+      }
+      s_.held_.clear();
+    }
+    HoldScope(const HoldScope&) = delete;
+    HoldScope& operator=(const HoldScope&) = delete;
+    TimerService& s_;
   };
 
   static const Clock& default_clock() {
@@ -586,6 +630,7 @@ class TimerService {
     claim_locked(*task, what);
     task->kind_ = kind;
     task->period_ = period;
+    task->armed_seq_ = ++arm_seq_;
     enqueue_locked(task, deadline);
     ++stats_.scheduled;
     notify_if_earlier_locked(lock);
@@ -594,7 +639,7 @@ class TimerService {
   // Throws RejectedError when one more pending task would exceed max_pending.
   void admit_locked(const char* what) TLAB_REQUIRES(mu_) {
     if (max_pending_ == 0) return;
-    const std::size_t pending = queued_.size() + due_.size();
+    const std::size_t pending = queued_.size() + due_.size() + held_.size();
     const std::size_t limit = P::mutated(Mutant::kTimerCapOffByOne)  // BUG (mutant): > for >=
                                   ? max_pending_ + 1
                                   : max_pending_;
@@ -715,6 +760,11 @@ class TimerService {
     Due due = std::move(due_.front());
     due_.pop_front();
     Task& t = *due.task;
+    // Next pass (run_due): armed while this pass runs, so it waits for the next one.
+    if (t.armed_seq_ > pass_floor_ && !stop_ && !P::mutated(Mutant::kTimerRunDueSamePass)) {
+      held_.push_back(std::move(due));  // BUG (mutant): without this, it runs now
+      return Step::kHeld;
+    }
     if (t.kind_ == TaskKind::kOnce || stop_) {
       // The run/cancel decision: exactly one of this CAS and cancel()'s wins.
       if (!t.transition(TaskState::kScheduled, TaskState::kExecuted)) {
@@ -847,6 +897,11 @@ class TimerService {
       accepting_ = false;
       stop_ = true;
       cutoff = std::max(clock_.now(), last_now_);
+      // Held entries (a task shut the service down inside a run_due pass) were
+      // due by the pass's now, so they join the due ones.
+      for (Due& d : held_) due_.push_back(std::move(d));
+      held_.clear();
+      std::stable_sort(due_.begin(), due_.end(), by_deadline);
       if (run_due_now) {
         take_due_locked(cutoff);  // they stay in due_ for the final drain
       } else {
@@ -892,6 +947,12 @@ class TimerService {
   std::vector<Task*> queued_ TLAB_GUARDED_BY(mu_);
   // Entries taken from queue_ as due, sorted by deadline, not yet run or skipped.
   std::deque<Due> due_ TLAB_GUARDED_BY(mu_);
+  // Next pass (run_due): entries taken as due but armed during the running pass,
+  // queued again as it ends (HoldScope); pass_floor_ is arm_seq_ when it began
+  // (kNoHold outside run_due: the thread's loop holds nothing).
+  std::vector<Due> held_ TLAB_GUARDED_BY(mu_);
+  std::uint64_t arm_seq_ TLAB_GUARDED_BY(mu_) = 0;  // schedule*() and reschedule() calls
+  std::uint64_t pass_floor_ TLAB_GUARDED_BY(mu_) = kNoHold;
   Instant last_now_ TLAB_GUARDED_BY(mu_);          // `now` of the latest take_due_locked()
   bool accepting_ TLAB_GUARDED_BY(mu_) = true;     // false once shut down
   bool stop_ TLAB_GUARDED_BY(mu_) = false;         // the runner must stop taking work

@@ -159,6 +159,7 @@ class TimerTask : public std::enable_shared_from_this<TimerTask<P>> {
   Instant deadline_;                       // current queue deadline (while queued)
   TimerHandle handle_;                     // queue handle (while queued)
   std::size_t queued_index_ = kNotQueued;  // position in the service's queued_ list
+  std::uint64_t armed_seq_ = 0;            // the service's arm_seq_ at its latest (re)schedule
 };
 
 template <class P>

@@ -81,6 +81,8 @@ enum class Mutant : std::uint8_t {
   kPoolSignalOnEmptyOnly,          // a return signals the semaphore only if the free list was empty
   kWaitGroupParkWithoutRecheck,    // wait_for checks incomplete, then parks in a new section
   kCoroEventRegisterAfterCheck,    // an awaiter checks "unset", then registers in a new section
+  // --- timer_service.h: callbacks that act ---
+  kTimerRunDueSamePass,  // run_due runs a task armed during its pass in that same pass
   kCount
 };
 
@@ -91,6 +93,10 @@ struct MutantInfo {
   std::string_view name;           // CLI spelling, snake_case, stable
   std::string_view component;      // the core/ file the bug lives in
   std::string_view failure_class;  // what a user would see
+  // false: the bug is in code that deterministic simulation never runs (run_due's
+  // driver mode; a simulated service runs its own thread), so a simulated case
+  // cannot catch it and plans it on the engine's own clock instead.
+  bool under_sim = true;
 };
 
 inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
@@ -199,6 +205,11 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "an awaiter sees the Event unset, drops its lock, then registers: a set() in between finds "
      "nobody to resume, and the coroutine waits until its timeout (or forever) for a value that "
      "is there (lost wakeup)"},
+    {Mutant::kTimerRunDueSamePass, "timer_run_due_same_pass", "timer_service.h",
+     "run_due() runs a task armed by a callback of the running pass in that same pass: a "
+     "callback that re-arms itself at delay 0 runs again before the pass returns, and a chain "
+     "of them starves the driver",
+     /*under_sim=*/false},
 }};
 
 constexpr bool mutant_table_in_order() {
@@ -211,6 +222,11 @@ static_assert(mutant_table_in_order(), "kMutantInfo rows must follow the Mutant 
 
 constexpr std::string_view name_of(Mutant m) {
   return kMutantInfo[static_cast<std::size_t>(m)].name;
+}
+
+// mutant_under_sim: whether a simulated case can catch m (MutantInfo::under_sim).
+constexpr bool mutant_under_sim(Mutant m) {
+  return kMutantInfo[static_cast<std::size_t>(m)].under_sim;
 }
 
 constexpr std::optional<Mutant> mutant_from_name(std::string_view name) {
