@@ -15,6 +15,8 @@
 //              so both the service's and the clock's delay arithmetic are used;
 //              fixed_delay / fixed_rate with period_us); then cancels it with
 //              cancel_probability, alternately service.cancel(task) and task->cancel()
+//              (callback_* probabilities: each task's callback acts from inside
+//              its run: service_scripts.h)
 //   thrower    one task per operation, delay_us ahead, whose callback throws
 //   timer_thread  the service's own thread (steady clock; implicit when absent)
 //
@@ -62,6 +64,7 @@
 #include "runner/arming_ledger.h"
 #include "runner/engines.h"
 #include "runner/service_tasks.h"
+#include "runner/service_scripts.h"
 #include "runner/sim_run.h"
 #include "tlab/platform/platform.h"
 #include "tlab/platform/sim_platform.h"
@@ -269,13 +272,22 @@ class ServiceCase {
   void producer_loop(ActorRun& r, std::mt19937_64& rng) {
     ActorLog& log = ctx_.log_of(*r.st);
     while (ctx_.take_op(r.quota)) {
-      while (tasks_->live() >= s_.run.max_pending && !ctx_.stopping()) {
+      while (at_cap() && !ctx_.stopping()) {
         r.st->set(Phase::kWaiting);
         pause_us(100);
       }
       tasks_->schedule_one(*r.spec, *r.st, rng, log);
       r.st->ops.fetch_add(1, std::memory_order::relaxed);
     }
+  }
+
+  // run.max_pending: a producer waits while that many tasks are live, for a run or a
+  // cancel to resolve one. A periodic series resolves only by a cancel, so with no
+  // canceller it would wait forever once series fill the cap: the cap then counts
+  // only the one-shot tasks' share, and the wait ends when none is left to run.
+  bool at_cap() const {
+    if (tasks_->live() < s_.run.max_pending) return false;
+    return has_canceller_ || tasks_->live() > tasks_->live_series();
   }
 
   // The watchdog's rescue: cancel the parked waiter's current token (the canceller
@@ -414,7 +426,7 @@ class ServiceCase {
           r.next_virtual = 0;
           continue;
         }
-        if (tasks_->live() >= s_.run.max_pending) {
+        if (at_cap()) {
           producing = true;
           continue;
         }
@@ -424,8 +436,15 @@ class ServiceCase {
         r.st->ops.fetch_add(1, std::memory_order::relaxed);
       }
       clock_.advance(Duration::nanoseconds(tick));
-      service_->run_due(clock_.now());
+      run_pass();
     }
+  }
+
+  // One run_due() pass of the virtual driver, counted for the callback scripts'
+  // same-pass rules (service_scripts.h).
+  void run_pass() {
+    tasks_->begin_pass();
+    service_->run_due(clock_.now());
   }
 
   // until `drain_ns` after target. Steady: poll; virtual: advance and run_due.
@@ -441,7 +460,7 @@ class ServiceCase {
       if ((settled && !periodic_left) || over || ctx_.stopping()) return;
       if constexpr (kVirtual) {
         clock_.advance(Duration::microseconds(s_.engine.tick_us));
-        service_->run_due(clock_.now());
+        run_pass();
       } else {
         pause_us(1000);
       }
@@ -457,6 +476,7 @@ class ServiceCase {
     const std::int64_t budget_third = static_cast<std::int64_t>(ctx_.spec().budget_s * 1e9 / 3);
     const std::int64_t last = std::max(horizon, tasks_->last_one_shot_deadline());
     const std::int64_t target = std::min({last, horizon + 1'000'000'000, horizon + budget_third});
+    tasks_->stop_scripts_after(target);  // a chain that always re-arms must end
     const std::int64_t drain_ns = std::max(
         std::int64_t{0}, std::min(budget_third - (target - horizon),
                                   std::max({std::int64_t{50'000'000}, 20 * s_.engine.tick_us * 1000,
@@ -492,7 +512,7 @@ class ServiceCase {
     const std::int64_t limit = 200'000'000 + lost_wakeup_grace_ns(s_) / 4;
     while (!ran.load(std::memory_order::acquire)) {  // pairs with the probe's store
       if constexpr (kVirtual) {
-        service_->run_due(clock_.now());
+        run_pass();
         if (!ran.load(std::memory_order::acquire)) break;
       } else {
         if (waited_ns(asked) > limit || ctx_.stopping()) break;
@@ -603,6 +623,7 @@ class ServiceCase {
   std::deque<ActorRun> runs_;
   std::unique_ptr<ArmingLedger> ledger_;  // built by build_actors
   std::atomic<bool> producers_done_{false};
+  const bool has_canceller_ = count_of(s_, Role::kCanceller) > 0;
   // Exactly at()'s origin: a simulated case's explanations must replay bit for bit.
   const std::int64_t steady_base_ = ctx_.start_ns();
   // Subtracted from engine-clock instants before ctx_.at(): makes them case-relative.

@@ -68,7 +68,16 @@ struct TaskRec {
   bool aligned = false;             // scheduled with schedule_at on a tick: FIFO ties
   std::int64_t first_deadline = 0;  // engine clock ns, saturating
   std::int64_t period = 0;
-  const TimerTask<P>* task = nullptr;  // valid during its own callback
+  TimerTask<P>* task = nullptr;        // valid during its own callback
+  // Callback scripts (service_scripts.h): the scheduler whose callback_* draws each
+  // run makes (null: none); the virtual driver's pass a callback armed it in (0:
+  // armed outside a callback, or no passes are counted); its chain's first task and
+  // the chain's same-pass links up to the callback that armed it. Written before
+  // the task is scheduled, read by its runs.
+  const Actor* script = nullptr;
+  std::uint64_t armed_pass = 0;
+  std::uint64_t root = 0;
+  std::uint64_t parent_links = 0;
   std::size_t live_at = 0;             // recs_mu_: index in live_recs_ while live
   std::mutex mu;
   std::uint64_t fires = 0;                 // mu
@@ -106,7 +115,12 @@ class TaskBook {
         timer_log_(&timer_log),
         base_(base) {}
 
+  // Tasks armed and not yet resolved (a one-shot's first run or winning cancel, a
+  // series' winning cancel): what run.max_pending bounds. Decremented exactly once
+  // per task, at its first resolution, whatever a buggy service does after it.
   std::uint64_t live() const { return live_.load(std::memory_order::relaxed); }
+  // Of those, the periodic series (which only a cancel resolves).
+  std::uint64_t live_series() const { return live_series_.load(std::memory_order::relaxed); }
 
  private:
   void on_fire(Rec* rec) {
@@ -142,10 +156,10 @@ class TaskBook {
     }
     if (first_resolution) {
       fired_.fetch_add(1, std::memory_order::relaxed);
+      live_.fetch_sub(1, std::memory_order::relaxed);
       if (rec->aligned && check_fifo_) check_fifo_tie(*rec, start);
       retire(*rec);
     }
-    if (k == 0 && rec->kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
     // The deadline the task SHOULD have: the runner's own saturating now + delay
     // for a one-shot (a wrapped deadline in the service shows as an early run),
     // first + k * period for fixed rate, the service's schedule for fixed delay.
@@ -158,6 +172,7 @@ class TaskBook {
                   .ns();
     }
     timer_log_->sample(Latency::kFireLateness, start - ideal);
+    const std::uint64_t links = k == 0 ? same_pass_links(*rec) : 0;
     const std::int64_t must = std::max(due, rec->kind == TaskKind::kOnce ? ideal : due);
     if (start < must) {
       ctx_.violation(Oracle::kEarlyFire,
@@ -171,7 +186,15 @@ class TaskBook {
       thrown_.fetch_add(1, std::memory_order::relaxed);  // read after the service is quiet
       throw std::runtime_error(fmt::format("thrower task #{} throws by design", rec->id));
     }
+    if (rec->script != nullptr) perform_script(*rec, links);
   }
+
+  // Callback scripts, inside the running task: defined in service_scripts.h, which
+  // whoever instantiates a TaskBook includes (service_case.h).
+  std::uint64_t same_pass_links(const Rec& rec);
+  void perform_script(Rec& rec, std::uint64_t links);
+  Live pick_sibling(const Rec& self, std::int64_t now_ns);
+  void schedule_scripted(const Rec& parent, std::int64_t delay_ns, std::uint64_t links);
 
   // MissedTick::kSkip: run k (k >= 1) is due on the grid of run 0 and after the
   // instant the previous run was taken, which is at most its start. A run due a
@@ -278,6 +301,10 @@ class TaskBook {
     rec.first_deadline = (Instant::from_ns(t0) + d).ns();
     const ScheduleMode mode = thrower ? ScheduleMode::kOnce : a.mode;
     st.set(Phase::kWorking, rec.id);
+    if (!thrower && a.scripts_callbacks()) {
+      rec.script = &a;
+      rec.root = rec.id;
+    }
     try {
       if (mode == ScheduleMode::kOnce) {
         rec.kind = TaskKind::kOnce;
@@ -348,6 +375,7 @@ class TaskBook {
     ctx_.add(thrower ? "thrower_tasks" : "scheduled");
     armed_.fetch_add(1, std::memory_order::relaxed);
     live_.fetch_add(1, std::memory_order::relaxed);
+    if (rec.kind != TaskKind::kOnce) live_series_.fetch_add(1, std::memory_order::relaxed);
     check_cap(st);
     if (!thrower && rec.kind == TaskKind::kOnce && a.rearm_probability > 0 &&
         std::bernoulli_distribution(a.rearm_probability)(rng)) {
@@ -401,14 +429,14 @@ class TaskBook {
                                st.name, pending, cap));
   }
 
-  void cancel_task(Rec& rec, const TimerTaskPtr<P>& task, const std::string& who, ActorLog& log,
+  // Returns whether the cancel won.
+  bool cancel_task(Rec& rec, const TimerTaskPtr<P>& task, const std::string& who, ActorLog& log,
                    bool via_service) {
     const std::int64_t t0 = now();
     const bool won = via_service ? service_->cancel(task) : task->cancel();
     const std::int64_t t1 = now();
     log.sample(Latency::kCancelCost, t1 - t0);
-    if (!won) return;
-    if (rec.kind == TaskKind::kOnce) live_.fetch_sub(1, std::memory_order::relaxed);
+    if (!won) return false;
     // task->cancel() leaves its entry (and so the task and this record) queued as a
     // tombstone until its deadline: with far deadlines they would pile up in
     // proportion to the operations. Every run.max_pending lazy cancels, the runner
@@ -439,12 +467,25 @@ class TaskBook {
     }
     if (first_resolution) {
       cancelled_.fetch_add(1, std::memory_order::relaxed);
+      live_.fetch_sub(1, std::memory_order::relaxed);
+      if (rec.kind != TaskKind::kOnce) live_series_.fetch_sub(1, std::memory_order::relaxed);
       retire(rec);
     }
+    return true;
   }
 
 
   std::int64_t max_period() const { return max_period_.load(std::memory_order::relaxed); }
+
+  // The virtual driver's run_due() passes, counted so that a task armed by a
+  // callback of one pass and run in that same pass is judged (same_pass_fire,
+  // starvation). On threads and under simulation the service's own thread has no
+  // passes: none are counted, and neither rule is judged.
+  void begin_pass() { pass_.fetch_add(1, std::memory_order::relaxed); }
+  // Callbacks act (re-arm, cancel, self-cancel) only in runs that start by `t`
+  // on the engine's clock, so a chain that always re-arms cannot keep the drain
+  // from ending. Called as the drain begins, with its target.
+  void stop_scripts_after(std::int64_t t) { scripts_until_.store(t, std::memory_order::relaxed); }
 
   // A random live task (null rec when none is live).
   Live pick_live(std::mt19937_64& rng) {
@@ -539,6 +580,7 @@ class TaskBook {
   std::atomic<std::int64_t> max_period_{0};
   std::atomic<std::uint64_t> lazy_cancels_{0};  // task->cancel() wins since the last purge
   std::atomic<std::uint64_t> live_{0};
+  std::atomic<std::uint64_t> live_series_{0};
   std::atomic<std::uint64_t> thrown_{0};
   // FIFO ties are checked on exact strategies only (strategy.h).
   const bool check_fifo_ = [this] {
@@ -547,6 +589,14 @@ class TaskBook {
   }();
   std::mutex fifo_mu_;
   std::map<std::pair<const ActorState*, std::int64_t>, FifoGroup> fifo_;  // fifo_mu_
+  // Callback scripts: one generator for every draw made inside a callback (the
+  // virtual driver and the simulated timer thread are the only firing threads, so
+  // those cases replay exactly), the pass count, and the pass a chain starved in.
+  std::mutex script_mu_;
+  std::mt19937_64 script_rng_ = ctx_.rng_for(~std::size_t{0});  // script_mu_
+  std::uint64_t starved_pass_ = ~std::uint64_t{0};               // script_mu_: none yet
+  std::atomic<std::uint64_t> pass_{0};
+  std::atomic<std::int64_t> scripts_until_{std::numeric_limits<std::int64_t>::max()};
 };
 
 }  // namespace tlab::tool::runner

@@ -23,14 +23,16 @@ CaseTarget engine_target(const Scenario& s, std::string_view strategy) {
   t.engine = t.subject;
   t.promises = promises_of_case(*engine, strategy);
   t.drive = engine->run_case;
-  if (std::any_of(s.actors.begin(), s.actors.end(),
+  // The timer_service engine performs callback scripts (runner/service_scripts.h);
+  // on the other engines the scenario runs as written but for the callback_* fields.
+  if (!engine->promises.has(Promise::kReentrant) &&
+      std::any_of(s.actors.begin(), s.actors.end(),
                   [](const Actor& a) { return a.scripts_callbacks(); })) {
-    // The scenario is also a subject's (scenarios/README.md, "On a subject"); on
-    // tlab's own engines it runs as written but for the callback_* fields.
-    t.drive = [run = engine->run_case](runner::CaseContext& ctx) {
-      ctx.note(
-          "callback scripts not performed: tlab's own engines do not run them (a subject "
-          "whose callbacks may call it does, under --subject)");
+    t.drive = [run = engine->run_case, name = engine->name](runner::CaseContext& ctx) {
+      ctx.note(fmt::format(
+          "callback scripts not performed: the {} engine does not run them (the timer_service "
+          "engine does, and a subject whose callbacks may call it does, under --subject)",
+          name));
       run(ctx);
     };
   }

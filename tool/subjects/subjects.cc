@@ -110,7 +110,7 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
     {"timer_service",
      SubjectOrigin::kEngine,
      SubjectKind::kTimerFacility,
-     kEnginePromises | kContainsErrors | kFifoTies | kVirtualTime,
+     kEnginePromises | kContainsErrors | kFifoTies | kVirtualTime | kReentrant | kNextPass,
      {R::kWaiter, R::kScheduler, R::kThrower},
      {R::kWaiter, R::kCanceller, R::kScheduler, R::kThrower, R::kTimerThread},
      {R::kScheduler, R::kThrower, R::kCanceller},
