@@ -140,6 +140,33 @@ TEST_F(RunnerE2e, WatchdogTimeoutReportsActors) {
   }
 }
 
+// run.max_pending with periodic series on the virtual clock: a series is live
+// until a cancel resolves it, and a producer at the cap waits for one. The runner
+// once counted a series live forever (and a task that ran after a winning cancel
+// twice), so the producers waited until the budget: a timeout. With cancellers
+// (some series are cancelled) and without (the cap then counts only one-shot
+// tasks), every operation is done and the case passes long before its budget,
+// which is only a watchdog here.
+TEST_F(RunnerE2e, RunCapWithPeriodicSeriesDoesNotStallTheVirtualDriver) {
+  for (const bool cancellers : {true, false}) {
+    std::string text = slurp(scenario("periodic_series"));
+    text.replace(text.find("\"run\": {"), 8, "\"run\": {\"max_pending\": 24, ");
+    if (!cancellers) {
+      const std::size_t at = text.find(",\n    {\"role\": \"canceller\"");
+      ASSERT_NE(at, std::string::npos);
+      text.erase(at, text.find("\n  ]", at) - at);
+    }
+    std::ofstream(path("cap.json")) << text;
+    const CliRun r = tlab("run " + path("cap.json") + " --strategy binary_heap --budget 60s --report " +
+                          path("cap_report.json"));
+    EXPECT_EQ(r.code, 0) << "cancellers=" << cancellers << "\n" << text << "\n" << r.out;
+    const Json report = valid_report(slurp(path("cap_report.json")));
+    const Json& c = report["cases"][0];
+    EXPECT_EQ(c["verdict"], "pass") << r.out;
+    EXPECT_EQ(c["counters"]["operations_done"], c["operations"]) << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace tlab::tool
 
