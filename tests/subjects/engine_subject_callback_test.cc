@@ -145,5 +145,25 @@ TEST(CallbackScripts, ReentrantPeersRunTheScriptsAndKeepWhatTheyPromise) {
   }
 }
 
+// tlab's sharded services run callbacks with no lock held (sharded_timer_service.h),
+// so their subjects are REENTRANT: the scripts run on the service's timer thread,
+// a sibling a pass already took answers TOO_LATE and runs, and nothing they
+// promise breaks, with chains that always re-arm at 0 too (rearm_at_zero).
+TEST(CallbackScripts, ShardedServicesRunTheScriptsAndKeepWhatTheyPromise) {
+  for (const char* subject : {"sharded_service", "sharded_service_per_thread"}) {
+    SCOPED_TRACE(subject);
+    const Ran ran = run_on(callback_chains(), subject);
+    ASSERT_TRUE(ran.error.empty()) << ran.error;
+    EXPECT_EQ(ran.r.verdict, Verdict::kPass) << summary(ran);
+    EXPECT_GT(counter(ran, "callback_rearms"), 100u) << summary(ran);
+    EXPECT_GT(counter(ran, "callback_cancels"), 0u) << summary(ran);
+    EXPECT_GT(counter(ran, "callback_self_cancels"), 0u) << summary(ran);
+    const Ran chain = run_on(load("rearm_at_zero"), subject);
+    ASSERT_TRUE(chain.error.empty()) << chain.error;
+    EXPECT_EQ(chain.r.verdict, Verdict::kPass) << summary(chain);
+    EXPECT_GT(counter(chain, "callback_rearms"), 0u) << summary(chain);
+  }
+}
+
 }  // namespace
 }  // namespace tlab::tool

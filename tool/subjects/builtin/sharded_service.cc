@@ -45,7 +45,10 @@
 //
 // Promises: DELIVERY, EXACTLY_ONCE, NEVER_EARLY, ACCURATE_CANCEL (cancel() is true
 // iff it removed the entry before a pass took it; a taken entry runs), and
-// THREAD_SAFE (every call from any thread, no lock of ours). Not FIFO_TIES (no
+// THREAD_SAFE (every call from any thread, no lock of ours), REENTRANT (callbacks
+// run with no lock held and may schedule and cancel: sharded_timer_service.h, so
+// fired() performs callback scripts on the timer thread; a sibling a pass has
+// already taken answers TOO_LATE and runs, as ACCURATE_CANCEL says). Not FIFO_TIES (no
 // order across shards), not PENDING_COUNT (taken-but-unrun entries are not
 // counted), not VIRTUAL (its own thread on CLOCK_MONOTONIC).
 //
@@ -178,7 +181,7 @@ SubjectShape shape(void* p) {
 
 constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE |
                                     TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
-                                    TLAB_PROMISE_THREAD_SAFE;
+                                    TLAB_PROMISE_THREAD_SAFE | TLAB_PROMISE_REENTRANT;
 
 // The row's descriptor and driven twin (self_driven), and its hook, for layout L.
 template <class L>
