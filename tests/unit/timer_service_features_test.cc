@@ -180,6 +180,21 @@ TEST(TimerServiceFeatureMutantTest, RunDueSamePassIsCaught) {
   chain.clear();
 }
 
+// The mutant: a pass that takes only what is due strictly before now leaves a task
+// due exactly at the pass's now for the next pass (late by the driver's tick).
+TEST(TimerServiceFeatureMutantTest, TakeDueStrictIsCaught) {
+  ManualClock clock;
+  MutantService<Mutant::kTimerTakeDueStrict> svc(clock, kDriverMode);
+  int runs = 0;
+  svc.schedule(decltype(svc)::Task::make([&] { ++runs; }), ms(10));
+  clock.set(at_ms(10));
+  svc.run_once();
+  EXPECT_EQ(runs, 0);  // the contract says 1: due at now runs now
+  clock.set(at_ms(11));
+  svc.run_once();
+  EXPECT_EQ(runs, 1);
+}
+
 // max_pending: the cap'th task is admitted, the next is rejected with
 // RejectedError, counted, and left virgin; a cancel makes room again.
 TEST(TimerServiceCapTest, RejectsPastTheCapAndRecovers) {

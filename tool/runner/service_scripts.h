@@ -159,6 +159,7 @@ void TaskBook<Q, P>::schedule_scripted(const Rec& parent, std::int64_t delay_ns,
   rec.root = parent.root;
   rec.parent_links = links;
   rec.armed_pass = pass_.load(std::memory_order::relaxed);
+  rec.queued_pass = rec.armed_pass;
   const std::int64_t t0 = now();
   const Duration d = Duration::nanoseconds(delay_ns);
   rec.first_deadline = (Instant::from_ns(t0) + d).ns();

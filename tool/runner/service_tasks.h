@@ -15,6 +15,8 @@
 //                      started two runs after its cancel won
 //   fifo_order         (runner key) aligned ties of one scheduler out of order, on
 //                      exact strategies
+//   late_fire          (virtual clock) a one-shot run a driver pass after a pass at
+//                      or past its deadline plus the allowance (check_late)
 //   lost_timer         check_tasks: a one-shot due before the horizon, unsettled
 //   task_exceptions    check_tasks: thrown != the service's exception count
 //   conservation       check_tasks: armed = fired + cancelled + pending; with
@@ -76,6 +78,9 @@ struct TaskRec {
   // the task is scheduled, read by its runs.
   const Actor* script = nullptr;
   std::uint64_t armed_pass = 0;
+  // The virtual driver's pass count when the task was (re)scheduled: the first pass
+  // that may run it is the next one (late_fire).
+  std::uint64_t queued_pass = 0;
   std::uint64_t root = 0;
   std::uint64_t parent_links = 0;
   std::size_t live_at = 0;             // recs_mu_: index in live_recs_ while live
@@ -173,6 +178,7 @@ class TaskBook {
     }
     timer_log_->sample(Latency::kFireLateness, start - ideal);
     const std::uint64_t links = k == 0 ? same_pass_links(*rec) : 0;
+    if (k == 0 && rec->kind == TaskKind::kOnce) check_late(*rec, start);
     const std::int64_t must = std::max(due, rec->kind == TaskKind::kOnce ? ideal : due);
     if (start < must) {
       ctx_.violation(Oracle::kEarlyFire,
@@ -187,6 +193,27 @@ class TaskBook {
       throw std::runtime_error(fmt::format("thrower task #{} throws by design", rec->id));
     }
     if (rec->script != nullptr) perform_script(*rec, links);
+  }
+
+  // late_fire, on the virtual driver's passes (a driver at now runs every task due
+  // by now: timer_service.h, run_due): a one-shot that runs in pass c though pass c - 1,
+  // which came after it was queued, had a now at or past its deadline plus the
+  // allowance (0 on exact strategies; a tick on wheels, whose due() rounds up to
+  // one). On threads and under simulation no passes are counted: not judged.
+  void check_late(const Rec& rec, std::int64_t start) {
+    const std::uint64_t pass = pass_.load(std::memory_order::relaxed);
+    if (pass < 2 || pass - 1 <= rec.queued_pass) return;
+    const std::int64_t allowance = check_fifo_ ? 0 : s_.engine.tick_us * 1000;
+    const std::int64_t limit = (Instant::from_ns(rec.first_deadline) +
+                                Duration::nanoseconds(allowance)).ns();
+    if (prev_pass_now_ < limit) return;
+    ctx_.violation(Oracle::kLateFire,
+                   fmt::format("task #{} of {} (deadline {}) ran in the driver pass at {}, but "
+                               "the pass before, at {}, was already {} past its deadline "
+                               "(allowance {}) and did not run it",
+                               rec.id, rec.owner->name, ctx_.at(rec.first_deadline - base_),
+                               ctx_.at(start - base_), ctx_.at(prev_pass_now_ - base_),
+                               fmt_ns(prev_pass_now_ - rec.first_deadline), fmt_ns(allowance)));
   }
 
   // Callback scripts, inside the running task: defined in service_scripts.h, which
@@ -301,6 +328,7 @@ class TaskBook {
     rec.first_deadline = (Instant::from_ns(t0) + d).ns();
     const ScheduleMode mode = thrower ? ScheduleMode::kOnce : a.mode;
     st.set(Phase::kWorking, rec.id);
+    rec.queued_pass = pass_.load(std::memory_order::relaxed);
     if (!thrower && a.scripts_callbacks()) {
       rec.script = &a;
       rec.root = rec.id;
@@ -411,7 +439,10 @@ class TaskBook {
       return;
     }
     ctx_.add("rescheduled");
-    if (rec.fires == 0) rec.first_deadline = moved;
+    if (rec.fires == 0) {
+      rec.first_deadline = moved;
+      rec.queued_pass = pass_.load(std::memory_order::relaxed);
+    }
   }
 
   // engine.max_pending: the service never holds more pending tasks than its cap
@@ -481,7 +512,12 @@ class TaskBook {
   // callback of one pass and run in that same pass is judged (same_pass_fire,
   // starvation). On threads and under simulation the service's own thread has no
   // passes: none are counted, and neither rule is judged.
-  void begin_pass() { pass_.fetch_add(1, std::memory_order::relaxed); }
+  // `now`: the pass's instant (late_fire compares with the previous pass's).
+  void begin_pass(std::int64_t now) {
+    prev_pass_now_ = pass_now_;
+    pass_now_ = now;
+    pass_.fetch_add(1, std::memory_order::relaxed);
+  }
   // Callbacks act (re-arm, cancel, self-cancel) only in runs that start by `t`
   // on the engine's clock, so a chain that always re-arms cannot keep the drain
   // from ending. Called as the drain begins, with its target.
@@ -596,6 +632,9 @@ class TaskBook {
   std::mt19937_64 script_rng_ = ctx_.rng_for(~std::size_t{0});  // script_mu_
   std::uint64_t starved_pass_ = ~std::uint64_t{0};               // script_mu_: none yet
   std::atomic<std::uint64_t> pass_{0};
+  // The virtual driver's thread only (begin_pass, and on_fire inside its passes).
+  std::int64_t pass_now_ = std::numeric_limits<std::int64_t>::min();
+  std::int64_t prev_pass_now_ = std::numeric_limits<std::int64_t>::min();
   std::atomic<std::int64_t> scripts_until_{std::numeric_limits<std::int64_t>::max()};
 };
 

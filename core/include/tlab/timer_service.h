@@ -130,6 +130,9 @@
 //                              runs every missed tick back to back
 //   kTimerRescheduleNoMove     reschedule() records the new deadline but the queue
 //                              entry stays at the old one
+//   kTimerTakeDueStrict        a pass takes what is due strictly before now (< for
+//                              <=): a task due exactly at a pass's now waits for the
+//                              next one, late by a whole tick on a ticking driver
 //   kTimerRunDueSamePass       run_due() runs a task armed during its pass in that
 //                              same pass: a callback that re-arms itself at delay 0
 //                              keeps the pass from returning
@@ -721,7 +724,10 @@ class TimerService {
                " now=", now);
     last_now_ = now;
     const std::size_t old = due_.size();
-    queue_.expire(now, [this](TaskPtr&& task, Instant deadline) {
+    const Instant upto = P::mutated(Mutant::kTimerTakeDueStrict) && now > Instant::min()
+                             ? Instant::from_ns(now.ns() - 1)  // BUG (mutant): < for <=
+                             : now;
+    queue_.expire(upto, [this](TaskPtr&& task, Instant deadline) {
       assume_held(mu_);  // expire() runs this sink right here, under mu_
       forget_locked(*task);
       due_.push_back(Due{std::move(task), deadline});

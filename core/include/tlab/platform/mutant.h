@@ -83,6 +83,7 @@ enum class Mutant : std::uint8_t {
   kCoroEventRegisterAfterCheck,    // an awaiter checks "unset", then registers in a new section
   // --- timer_service.h: callbacks that act ---
   kTimerRunDueSamePass,  // run_due runs a task armed during its pass in that same pass
+  kTimerTakeDueStrict,   // a pass takes entries due strictly before now, not at now
   kCount
 };
 
@@ -209,6 +210,11 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "run_due() runs a task armed by a callback of the running pass in that same pass: a "
      "callback that re-arms itself at delay 0 runs again before the pass returns, and a chain "
      "of them starves the driver",
+     /*under_sim=*/false},
+    {Mutant::kTimerTakeDueStrict, "timer_take_due_strict", "timer_service.h",
+     "a pass takes the tasks due strictly before now (< for <=): a task due exactly at the "
+     "instant a driver runs a pass waits for the next pass, late by a whole tick (on real "
+     "threads the timer thread spins until its clock moves on)",
      /*under_sim=*/false},
 }};
 
