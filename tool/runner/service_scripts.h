@@ -44,8 +44,9 @@
 // Cost per scripted run: up to three draws under script_mu_, one service call per
 // action, kSiblingTries picks under recs_mu_. Ground rules: called from on_fire
 // only, on the firing thread; the service calls are made with no runner lock held
-// (the service takes its own mutex). Memory ordering: a child's record fields are
-// written before its schedule*(), which orders them before its run (the service's
+// (the service takes its own mutex). Lock order: recs_mu_, then script_mu_, then a
+// record's mu (nothing takes the first two while holding a record's). Memory ordering: a child's
+// record fields are written before its schedule*(), which orders them before its run (the service's
 // mutex); pass_ and scripts_until_ are relaxed (the virtual driver is one thread;
 // on threads a late stop only lets a few more actions through).
 #pragma once
@@ -143,8 +144,16 @@ typename TaskBook<Q, P>::Live TaskBook<Q, P>::pick_sibling(const Rec& self, std:
     std::lock_guard slk(script_mu_);
     const Live& l = live_recs_[std::uniform_int_distribution<std::size_t>(
         0, live_recs_.size() - 1)(script_rng_)];
-    if (l.rec.get() == &self) continue;
-    if (l.rec->first_deadline <= now_ns) return l;
+    // Only an armed task: one a producer is still scheduling is not kScheduled
+    // yet, and its record's fields are written before that state is (seq_cst), so
+    // reading them after seeing it is ordered; a reschedule writes under rec.mu.
+    if (l.rec.get() == &self || l.task->state() != TaskState::kScheduled) continue;
+    std::int64_t due;
+    {
+      std::lock_guard rlk(l.rec->mu);
+      due = l.rec->first_deadline;
+    }
+    if (due <= now_ns) return l;
     if (any.rec == nullptr) any = l;
   }
   return any;
@@ -153,16 +162,15 @@ typename TaskBook<Q, P>::Live TaskBook<Q, P>::pick_sibling(const Rec& self, std:
 template <class Q, class P>
 void TaskBook<Q, P>::schedule_scripted(const Rec& parent, std::int64_t delay_ns,
                                        std::uint64_t links) {
-  const Live held = new_rec(parent.owner, false);
+  const std::int64_t t0 = now();
+  const Duration d = Duration::nanoseconds(delay_ns);
+  const Live held = new_rec(parent.owner, false, (Instant::from_ns(t0) + d).ns());
   Rec& rec = *held.rec;
   rec.script = parent.script;
   rec.root = parent.root;
   rec.parent_links = links;
   rec.armed_pass = pass_.load(std::memory_order::relaxed);
   rec.queued_pass = rec.armed_pass;
-  const std::int64_t t0 = now();
-  const Duration d = Duration::nanoseconds(delay_ns);
-  rec.first_deadline = (Instant::from_ns(t0) + d).ns();
   try {
     service_->schedule(held.task, d);
   } catch (const RejectedError&) {

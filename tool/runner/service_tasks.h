@@ -302,10 +302,13 @@ class TaskBook {
     live_recs_.pop_back();
   }
 
-  Live new_rec(const ActorState* owner, bool thrower) {
+  // `first_deadline` is set before the record is published in the live list: a
+  // callback's re-arm creates records while the drain reads the list.
+  Live new_rec(const ActorState* owner, bool thrower, std::int64_t first_deadline = 0) {
     auto rec = std::make_shared<Rec>();
     rec->owner = owner;
     rec->thrower = thrower;
+    rec->first_deadline = first_deadline;
     TimerTaskPtr<P> task = TimerTask<P>::make([this, rec] { on_fire(rec.get()); });
     rec->task = task.get();
     std::lock_guard lk(recs_mu_);
