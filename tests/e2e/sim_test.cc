@@ -207,8 +207,8 @@ TEST(SimTest, MinimiseShrinksToAShortScheduleThatReplays) {
 
 // Bad --sim input is exit 2 naming the flag or the file: --pct-depth with a random
 // walk, --pct-depth without --sim, a named scenario that cannot run in simulation
-// (one on a built-in subject: the generic driver is not ported), and --sim with
-// --subject.
+// (one on a built-in subject: the generic driver is not ported), --sim with
+// --subject, and --sim with a mutant simulation cannot reach.
 TEST(SimTest, BadSimInputIsExitTwo) {
   Result r = tlab({"run", "--sim", "random", "--pct-depth", "2"});
   EXPECT_EQ(r.code, 2);
@@ -222,6 +222,13 @@ TEST(SimTest, BadSimInputIsExitTwo) {
   EXPECT_NE(r.err.find("--sim cannot run this scenario"), std::string::npos) << r.err;
   r = tlab({"run", "--sim", "pct", "--subject", "libuv"});
   EXPECT_EQ(r.code, 2) << r.err;
+  // A mutant in code simulation never runs (TimerService's driver mode) would only
+  // "pass": refused, naming the flag.
+  r = tlab({"run", "--sim", "random", "--mutant", "timer_run_due_same_pass",
+            kScenarios + "callback_chains.json"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--mutant"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("without --sim"), std::string::npos) << r.err;
 }
 
 // The built-in suite under --sim skips, by name and reason, the scenarios it cannot

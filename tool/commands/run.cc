@@ -96,6 +96,13 @@ class RunCommand final : public Command {
     if (!o_.budget.empty()) ov.budget_s = parse_duration_s(o_.budget);
     InputErrors errors;
     ov.sim = sim_spec_of(*sub_, o_.sim, errors);
+    if (ov.sim && ov.mutant && !mutant_under_sim(*ov.mutant)) {
+      errors.push_back(
+          {"--mutant", "",
+           fmt::format("{} acts only where simulation never runs ({}; a simulated "
+                       "service runs its own thread): run it without --sim",
+                       o_.mutant, kMutantInfo[static_cast<std::size_t>(*ov.mutant)].component)});
+    }
     if (!errors.empty()) return bad_input(errors, env);
     std::optional<SubjectFacts> subject;
     if (!subject_overrides(o_.subject, env, ov, subject)) return kExitBadInput;
