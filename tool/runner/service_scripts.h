@@ -44,13 +44,16 @@
 // Cost per scripted run: up to three draws under script_mu_, one service call per
 // action, kSiblingTries picks under recs_mu_. Ground rules: called from on_fire
 // only, on the firing thread; the service calls are made with no runner lock held
-// (the service takes its own mutex). Lock order: recs_mu_, then script_mu_, then a
-// record's mu (nothing takes the first two while holding a record's). Memory ordering: a child's
+// (the service takes its own mutex), and every runner lock is held only around
+// plain code, never across a Platform operation (a task's state() included), so
+// the same code runs under SimPlatform. Lock order: recs_mu_, then script_mu_; a
+// record's mu alone. Memory ordering: a child's
 // record fields are written before its schedule*(), which orders them before its run (the service's
 // mutex); pass_ and scripts_until_ are relaxed (the virtual driver is one thread;
 // on threads a late stop only lets a few more actions through).
 #pragma once
 
+#include <array>
 #include <random>
 
 #include "oracles/timer_ledger.h"
@@ -138,12 +141,22 @@ void TaskBook<Q, P>::perform_script(Rec& rec, std::uint64_t links) {
 
 template <class Q, class P>
 typename TaskBook<Q, P>::Live TaskBook<Q, P>::pick_sibling(const Rec& self, std::int64_t now_ns) {
-  std::lock_guard lk(recs_mu_);
-  Live any;
-  for (int i = 0; i < kSiblingTries && !live_recs_.empty(); ++i) {
+  // The candidates are copied under recs_mu_ and judged after it is released: a
+  // task's state is a Platform atomic, whose load is a scheduling point under
+  // simulation, and no std::mutex may be held across one (the header above).
+  std::array<Live, kSiblingTries> picked;
+  std::size_t n = 0;
+  {
+    std::lock_guard lk(recs_mu_);
     std::lock_guard slk(script_mu_);
-    const Live& l = live_recs_[std::uniform_int_distribution<std::size_t>(
-        0, live_recs_.size() - 1)(script_rng_)];
+    for (; n < picked.size() && !live_recs_.empty(); ++n) {
+      picked[n] = live_recs_[std::uniform_int_distribution<std::size_t>(
+          0, live_recs_.size() - 1)(script_rng_)];
+    }
+  }
+  Live any;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Live& l = picked[i];
     // Only an armed task: one a producer is still scheduling is not kScheduled
     // yet, and its record's fields are written before that state is (seq_cst), so
     // reading them after seeing it is ordered; a reschedule writes under rec.mu.
