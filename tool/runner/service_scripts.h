@@ -35,6 +35,8 @@
 //                   links run within one pass, each armed by the callback of the
 //                   one before; once per pass, after which that pass's callbacks
 //                   re-arm nothing, so the pass returns and the case ends cleanly
+//   late_fire       a one-shot (any, scripted or not) run a pass after one whose
+//                   now was at or past its deadline plus the allowance (check_late)
 // On threads and under simulation the timer thread has no passes to judge.
 //
 // Scripts act only in runs that start by the drain's target (stop_scripts_after:
@@ -86,6 +88,28 @@ std::uint64_t TaskBook<Q, P>::same_pass_links(const Rec& rec) {
     }
   }
   return links;
+}
+
+// late_fire, on the virtual driver's passes (a driver at now runs every task due
+// by now: timer_service.h, run_due): a one-shot that runs in pass c though pass c - 1,
+// which came after it was queued, had a now at or past its deadline plus the
+// allowance (0 on exact strategies; a tick on wheels, whose due() rounds up to
+// one). On threads and under simulation no passes are counted: not judged.
+template <class Q, class P>
+void TaskBook<Q, P>::check_late(const Rec& rec, std::int64_t start) {
+  const std::uint64_t pass = pass_.load(std::memory_order::relaxed);
+  if (pass < 2 || pass - 1 <= rec.queued_pass) return;
+  const std::int64_t allowance = check_fifo_ ? 0 : s_.engine.tick_us * 1000;
+  const std::int64_t limit =
+      (Instant::from_ns(rec.first_deadline) + Duration::nanoseconds(allowance)).ns();
+  if (prev_pass_now_ < limit) return;
+  ctx_.violation(Oracle::kLateFire,
+                 fmt::format("task #{} of {} (deadline {}) ran in the driver pass at {}, but "
+                             "the pass before, at {}, was already {} past its deadline "
+                             "(allowance {}) and did not run it",
+                             rec.id, rec.owner->name, ctx_.at(rec.first_deadline - base_),
+                             ctx_.at(start - base_), ctx_.at(prev_pass_now_ - base_),
+                             fmt_ns(prev_pass_now_ - rec.first_deadline), fmt_ns(allowance)));
 }
 
 template <class Q, class P>

@@ -50,53 +50,11 @@
 
 #include "runner/case_context.h"
 #include "runner/engines.h"
+#include "runner/task_rec.h"
 #include "tlab/queue/strategy.h"
 #include "tlab/timer_service.h"
 
 namespace tlab::tool::runner {
-
-// One task's record while it can still change an oracle's answer. Owned by the
-// task's callback (shared_ptr) and by the driver's live list until the task is
-// resolved (a one-shot's first run or winning cancel; a periodic task's winning
-// cancel); then its outcome is in the counters and the live list drops it, so
-// records cost O(live tasks), not O(operations). A run or cancel after resolution
-// (a bug) still finds the record through the callback or the canceller's copy.
-template <class P>
-struct TaskRec {
-  std::uint64_t id = 0;
-  const ActorState* owner = nullptr;  // its name outlives the case
-  TaskKind kind = TaskKind::kOnce;
-  bool thrower = false;
-  bool aligned = false;             // scheduled with schedule_at on a tick: FIFO ties
-  std::int64_t first_deadline = 0;  // engine clock ns, saturating
-  std::int64_t period = 0;
-  TimerTask<P>* task = nullptr;        // valid during its own callback
-  // Callback scripts (service_scripts.h): the scheduler whose callback_* draws each
-  // run makes (null: none); the virtual driver's pass a callback armed it in (0:
-  // armed outside a callback, or no passes are counted); its chain's first task and
-  // the chain's same-pass links up to the callback that armed it. Written before
-  // the task is scheduled, read by its runs.
-  const Actor* script = nullptr;
-  std::uint64_t armed_pass = 0;
-  // The virtual driver's pass count when the task was (re)scheduled: the first pass
-  // that may run it is the next one (late_fire).
-  std::uint64_t queued_pass = 0;
-  std::uint64_t root = 0;
-  std::uint64_t parent_links = 0;
-  std::size_t live_at = 0;             // recs_mu_: index in live_recs_ while live
-  std::mutex mu;
-  std::uint64_t fires = 0;                 // mu
-  std::int64_t first_start = 0;            // mu: start of run 0
-  std::int64_t first_due = 0;              // mu: the service's due time of run 0
-  std::int64_t prev_start = 0;             // mu: start of the latest run
-  std::array<std::int64_t, 2> last_starts{};  // mu: the two latest run starts
-  bool resolved = false;                   // mu: counted as fired or cancelled
-  bool cancel_won = false;                 // mu
-  std::uint64_t runs_after_cancel = 0;     // mu: periodic runs started after the win
-  std::int64_t cancel_returned = 0;        // mu
-  const std::string* canceller = nullptr;  // mu
-  bool via_service = false;                // mu
-};
 
 template <class Q, class P>
 class TaskBook {
@@ -195,26 +153,9 @@ class TaskBook {
     if (rec->script != nullptr) perform_script(*rec, links);
   }
 
-  // late_fire, on the virtual driver's passes (a driver at now runs every task due
-  // by now: timer_service.h, run_due): a one-shot that runs in pass c though pass c - 1,
-  // which came after it was queued, had a now at or past its deadline plus the
-  // allowance (0 on exact strategies; a tick on wheels, whose due() rounds up to
-  // one). On threads and under simulation no passes are counted: not judged.
-  void check_late(const Rec& rec, std::int64_t start) {
-    const std::uint64_t pass = pass_.load(std::memory_order::relaxed);
-    if (pass < 2 || pass - 1 <= rec.queued_pass) return;
-    const std::int64_t allowance = check_fifo_ ? 0 : s_.engine.tick_us * 1000;
-    const std::int64_t limit = (Instant::from_ns(rec.first_deadline) +
-                                Duration::nanoseconds(allowance)).ns();
-    if (prev_pass_now_ < limit) return;
-    ctx_.violation(Oracle::kLateFire,
-                   fmt::format("task #{} of {} (deadline {}) ran in the driver pass at {}, but "
-                               "the pass before, at {}, was already {} past its deadline "
-                               "(allowance {}) and did not run it",
-                               rec.id, rec.owner->name, ctx_.at(rec.first_deadline - base_),
-                               ctx_.at(start - base_), ctx_.at(prev_pass_now_ - base_),
-                               fmt_ns(prev_pass_now_ - rec.first_deadline), fmt_ns(allowance)));
-  }
+  // late_fire on the virtual driver's passes (defined in service_scripts.h, with
+  // the other pass rules).
+  void check_late(const Rec& rec, std::int64_t start);
 
   // Callback scripts, inside the running task: defined in service_scripts.h, which
   // whoever instantiates a TaskBook includes (service_case.h).
