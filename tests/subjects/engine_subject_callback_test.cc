@@ -149,8 +149,8 @@ TEST(CallbackScripts, ReentrantPeersRunTheScriptsAndKeepWhatTheyPromise) {
 // so their subjects are REENTRANT: the scripts run on the service's timer thread,
 // a sibling a pass already took answers TOO_LATE and runs, and nothing they
 // promise breaks, with chains that always re-arm at 0 too (rearm_at_zero).
-TEST(CallbackScripts, ShardedServicesRunTheScriptsAndKeepWhatTheyPromise) {
-  for (const char* subject : {"sharded_service", "sharded_service_per_thread"}) {
+TEST(CallbackScripts, OwnThreadedBuiltinsRunTheScriptsAndKeepWhatTheyPromise) {
+  for (const char* subject : {"sharded_service", "sharded_service_per_thread", "executor"}) {
     SCOPED_TRACE(subject);
     const Ran ran = run_on(callback_chains(), subject);
     ASSERT_TRUE(ran.error.empty()) << ran.error;

@@ -24,7 +24,8 @@
 //
 // Ground rules: one CaseContext per child process, alive until the child exits.
 // Every method is thread-safe. ActorLog is owned by its actor thread until the
-// thread is joined (or the child gives up on it and _exits).
+// thread is joined (or the child gives up on it and _exits), unless it is shared:
+// then sample() takes its own mutex (one lock per sample), so any thread may write.
 #pragma once
 
 #include <atomic>
@@ -33,6 +34,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -92,7 +94,19 @@ struct ActorState {
 // however many operations the case runs; merged when the case reports.
 struct ActorLog {
   std::array<Histogram, kLatencyCount> latency;
-  void sample(Latency l, std::int64_t ns) { latency[static_cast<std::size_t>(l)].record(ns); }
+  // ActorLog::share: from now on every sample() locks, for the log of an actor that
+  // stands for several threads (the calls made from inside callbacks of a subject
+  // that fires on more than one thread). Call before those threads start.
+  void share() { mu = std::make_unique<std::mutex>(); }
+  void sample(Latency l, std::int64_t ns) {
+    if (mu == nullptr) {
+      latency[static_cast<std::size_t>(l)].record(ns);
+      return;
+    }
+    const std::lock_guard lk(*mu);
+    latency[static_cast<std::size_t>(l)].record(ns);
+  }
+  std::unique_ptr<std::mutex> mu;  // set by share(); guards latency from then on
 };
 
 class CaseContext {

@@ -82,6 +82,9 @@ void FacilityCase::build_actors() {
   if (scripts_) {
     callback_.st = &ctx_.add_actor("callback#0");
     callback_.log = &ctx_.log_of(*callback_.st);
+    // A SELF subject may fire on several threads at once (the executor's workers,
+    // a thread pool), each performing scripts: one log, written by all of them.
+    callback_.log->share();
     callback_.st->set(Phase::kWorking);
   }
   probe_.st = &ctx_.add_actor("probe#0");

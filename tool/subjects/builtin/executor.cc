@@ -37,7 +37,11 @@
 // timers), EXACTLY_ONCE and ACCURATE_CANCEL (try_fire and cancel CAS one word:
 // exactly one wins, and cancel() says which), NEVER_EARLY (deadlines round up to a
 // tick, and a worker fires only what is due at the metronome's last tick, which is
-// never later than CLOCK_MONOTONIC), THREAD_SAFE. Not FIFO_TIES (no order across
+// never later than CLOCK_MONOTONIC), THREAD_SAFE, REENTRANT (callbacks run with no
+// lock held; the executor takes a callback's schedule on its worker's wheel, due at
+// the worker's next poll at the earliest, since a poll collects its due entries
+// before it runs any, and a sibling's cancel stops its run unless the sibling's
+// try_fire already won, as ACCURATE_CANCEL says). Not FIFO_TIES (no order across
 // wheels), not PENDING_COUNT (Stats::pending is exact only when quiescent), not
 // VIRTUAL (its own threads on CLOCK_MONOTONIC).
 //
@@ -55,7 +59,8 @@
 // CAS and a wheel push; submission: a CAS and an inbox lock); cancel one stripe lock
 // and a CAS. One Timer (a shared_ptr and a std::function) per slot, kept for reuse.
 // Ground rules: every call from any thread; a stripe's table is guarded by its mu;
-// fired() is called on a worker with that mu held (the host never calls back).
+// fired() is called on a worker with no lock of ours held (the slot is resolved and
+// its cookie copied first), so it may call schedule() and cancel() (REENTRANT).
 // Lock order: a stripe's mu, then the executor's own locks (never the reverse: the
 // executor runs callbacks with none of its locks held).
 #include "subjects/builtin/executor.h"
@@ -135,13 +140,19 @@ std::size_t stripe_of_caller(const Exec& self) {
 
 void on_fire(Exec* self, std::size_t stripe, std::uint32_t index) {
   Stripe& s = self->stripes[stripe];
-  std::lock_guard<std::mutex> lk(s.mu);
-  auto& slot = s.table.at(index);
-  // The slot is armed: only this firing's callback resolves it (a cancel that lost
-  // to it answered TOO_LATE and left it).
-  if (slot.state != SlotState::kArmed) return;
-  s.table.resolve(index, SlotState::kFired);
-  self->config.fired(self->config.host, slot.cookie);
+  std::uint64_t cookie = 0;
+  {
+    std::lock_guard<std::mutex> lk(s.mu);
+    auto& slot = s.table.at(index);
+    // The slot is armed: only this firing's callback resolves it (a cancel that lost
+    // to it answered TOO_LATE and left it).
+    if (slot.state != SlotState::kArmed) return;
+    cookie = slot.cookie;
+    s.table.resolve(index, SlotState::kFired);
+  }
+  // No lock held (REENTRANT): fired() may schedule and cancel, on this worker
+  // (the local path) and on any stripe, this one included.
+  self->config.fired(self->config.host, cookie);
 }
 
 template <bool kThreads>
@@ -258,7 +269,7 @@ constexpr const char* kSummary =
     "a worker, submitted elsewhere; cancel one CAS from any thread";
 constexpr std::uint64_t kPromises = TLAB_PROMISE_DELIVERY | TLAB_PROMISE_EXACTLY_ONCE |
                                     TLAB_PROMISE_NEVER_EARLY | TLAB_PROMISE_ACCURATE_CANCEL |
-                                    TLAB_PROMISE_THREAD_SAFE;
+                                    TLAB_PROMISE_THREAD_SAFE | TLAB_PROMISE_REENTRANT;
 
 // The driven twin's CurrentWorker mark is its creating thread's: one thread creates,
 // calls and destroys it (self_driven).
