@@ -187,6 +187,32 @@ TEST(Executor, CallbackRearmsLocally) {
   t.reset();  // break the callback's self-reference
 }
 
+// The check behind the fired-after-run mutant: a callback re-arms its own timer
+// (at 0, due at the next tick) twice; both re-arms fire. Returns the fires seen.
+template <class P>
+int fires_of_a_self_rearming_timer() {
+  auto m = make_manual<P>();
+  m->check = std::is_same_v<P, HookPlatform>;
+  int fired = 0;
+  typename Executor<P>::Timer t;
+  t = Executor<P>::make_timer([&] {
+    if (++fired < 3) m->ex.schedule(t, Duration::zero());
+  });
+  m->ex.schedule(t, Duration::milliseconds(2));
+  m->step(8);
+  t.reset();  // break the callback's self-reference
+  return fired;
+}
+
+// The mutant writes Fired over the callback's own re-arm: the new entry is stale
+// and the timer is lost after its first fire.
+TEST(Executor, FiredAfterRunMutantLosesTheCallbacksReArm) {
+  EXPECT_EQ(fires_of_a_self_rearming_timer<HookPlatform>(), 3);
+  EXPECT_EQ((fires_of_a_self_rearming_timer<
+                testing::MutantPlatform<HookPlatform, Mutant::kExecutorFiredAfterRun>>()),
+            1);
+}
+
 // The check behind the cancel-state-only mutant: cancel, then re-arm later; the
 // old entry must not fire at the old deadline. Returns the fires seen by tick 5.
 template <class P>

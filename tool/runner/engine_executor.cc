@@ -27,6 +27,23 @@
 //                 called, so that the window's tasks are still queued when the
 //                 stop begins even on a loaded machine.
 //
+// Callback scripts (a scheduler with callback_* probabilities, scenario.h): each
+// fire of one of its handles draws, from one generator under script_mu_, what its
+// callback does on the worker, inside the callback, before it returns:
+//   self-cancel  Executor::cancel of its own handle: the arming is firing, so
+//                true is fired_after_cancel (it prevented nothing)
+//   sibling      cancel of another live handle, one due by now when one of
+//                kSiblingTries random picks is (a sibling taken by the same poll,
+//                not yet run): a win that fires anyway is fired_after_cancel
+//   re-arm       the handle re-armed from inside its own callback (the executor's
+//                idiom: a handle is kept and re-armed), callback_rearm_delay_us
+//                ahead on the local path; a negative delay must be refused
+//                (std::invalid_argument), else wrong_result. The new arming is
+//                judged as any: early, lost, stop and shutdown conservation
+// Scripts act until the latest deadline the producers armed (scripts_until_), so
+// chains end; counters callback_self_cancels, callback_cancels, callback_rearms,
+// callback_rearms_refused. The same draws replay exactly under simulation.
+//
 // Oracles (each handle keeps a record of its arming under a mutex; the callback
 // checks it): early_fire (a fire before the current arming's deadline: the old
 // entry of a re-armed handle), fired_after_cancel, double_resume (two fires of one
@@ -39,6 +56,7 @@
 //
 // Memory: records cost O(live handles) (Handle), plus kWindowTasks records per
 // worker stop, kept to the end because a stop's ledger is judged after shutdown().
+#include <array>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -95,6 +113,10 @@ struct Handle {
   std::uint64_t id = 0;
   const std::string* owner = nullptr;  // ActorState::name: outlives the case
   bool thrower = false;
+  const Actor* script = nullptr;  // the scheduler whose callback scripts it performs, or null
+  // Its own timer, for re-arms from inside its callback: weak, since the timer's
+  // callback owns this record (a cycle otherwise).
+  std::weak_ptr<TimerCell<P>> self;
   std::size_t live_at = 0;  // handles_mu_: index in live_ while live
   std::uint64_t stop = 0;   // 1-based index into stops_ if a stop window's task arms it
   CaseMutex<P> mu;
@@ -169,6 +191,12 @@ class ExecutorCase {
     }
     for (auto& t : producers) t.join();
     producers_done_.store(true, std::memory_order::release);  // pairs with the loops' acquire
+    {
+      // Scripts act until the latest deadline the producers armed: a chain that
+      // always re-arms ends there, and the drain after it.
+      std::lock_guard lk(script_mu_);
+      scripts_until_.store(latest_armed_, std::memory_order::relaxed);
+    }
     for (auto& t : others) t.join();
     finish();
   }
@@ -202,7 +230,8 @@ class ExecutorCase {
     return out;
   }
 
-  void on_fire(Handle* h) {
+  void on_fire(const std::shared_ptr<Handle>& hp) {
+    Handle* h = hp.get();
     const std::int64_t t = now();
     std::int64_t deadline;
     bool resolved = false;
@@ -240,6 +269,7 @@ class ExecutorCase {
       std::lock_guard lk(log_mu_);
       workers_log_->sample(Latency::kFireLateness, t - deadline);
     }
+    if (resolved && h->script != nullptr) perform_script(hp);
     if (h->thrower) {
       thrown_.fetch_add(1, std::memory_order::relaxed);
       throw std::runtime_error(fmt::format("thrower handle #{} throws by design", h->id));
@@ -259,13 +289,16 @@ class ExecutorCase {
   // A new live handle: filled in under handles_mu_ (cancellers pick handles under
   // it), and these fields are immutable afterwards. A stop window's handle is also
   // kept in window_ for its stop's ledger.
-  Live new_live(const std::string* owner, bool thrower, std::uint64_t stop) {
+  Live new_live(const std::string* owner, bool thrower, std::uint64_t stop,
+                const Actor* script = nullptr) {
     auto h = std::make_shared<Handle>();
     h->owner = owner;
     h->thrower = thrower;
     h->stop = stop;
+    h->script = script;
     if (stop != 0) h->state = HState::kIdle;
-    Live l{h, Exec::make_timer([this, h] { on_fire(h.get()); })};
+    Live l{h, Exec::make_timer([this, h] { on_fire(h); })};
+    h->self = l.timer;
     std::lock_guard lk(handles_mu_);
     h->id = ++next_id_;
     h->live_at = live_.size();
@@ -274,28 +307,147 @@ class ExecutorCase {
     return l;
   }
 
-  // `log` is null on a worker (a stop window's task): actor logs are single-threaded.
-  void arm(Handle& h, const Timer& timer, Duration d, ActorLog* log) {
+  // A resolved handle re-armed from inside its callback is live again.
+  void relive(const Live& l) {
+    std::lock_guard lk(handles_mu_);
+    l.h->live_at = live_.size();
+    live_.push_back(l);
+  }
+
+  // The callback script of handle h, on the firing worker, after on_fire resolved
+  // its arming (the header above). No runner lock is held across a draw and an
+  // Executor call together except a handle's own mu (CaseMutex, as cancel() does).
+  void perform_script(const std::shared_ptr<Handle>& hp) {
+    Handle& h = *hp;
+    if (now() > scripts_until_.load(std::memory_order::relaxed)) return;
+    const Actor& a = *h.script;
+    bool self, sibling, rearm;
+    std::int64_t delay_ns = 0;
+    {
+      std::lock_guard lk(script_mu_);
+      auto draw = [this](double p) {
+        return p > 0 && std::bernoulli_distribution(p)(script_rng_);
+      };
+      self = draw(a.callback_self_cancel_probability);
+      sibling = draw(a.callback_cancel_probability);
+      rearm = draw(a.callback_rearm_probability);
+      // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
+      if (rearm && a.callback_rearm_delay_us) {
+        delay_ns = a.callback_rearm_delay_us->sample(script_rng_) * 1000;
+      }
+    }
+    const Timer me = h.self.lock();  // the firing worker holds its entry's timer
+    if (me == nullptr) return;
+    if (self) {
+      ctx_.add("callback_self_cancels");
+      if (exec_->cancel(me)) {
+        ctx_.violation(Oracle::kFiredAfterCancel,
+                       fmt::format("handle #{} of {}: cancel() from inside its own callback "
+                                   "returned true at {}, but arming {} was already firing (its "
+                                   "callback was running): the cancel prevented nothing",
+                                   h.id, *h.owner, at(now()), h.seq));
+      }
+    }
+    if (sibling) {
+      const Live target = pick_sibling(h, now());
+      if (target.h != nullptr) {
+        ctx_.add("callback_cancels");
+        cancel(*target.h, target.timer, nullptr, /*rearm=*/false);
+      }
+    }
+    if (rearm) rearm_from_callback(Live{hp, me}, delay_ns);
+  }
+
+  // The script's re-arm: the handle's next arming, from inside its own callback.
+  void rearm_from_callback(const Live& l, std::int64_t delay_ns) {
+    Handle& h = *l.h;
+    if (delay_ns >= 0) {
+      relive(l);
+      arm(h, l.timer, Duration::nanoseconds(delay_ns), nullptr);
+      ctx_.add("callback_rearms");
+      return;
+    }
     const std::int64_t t0 = now();
+    try {
+      exec_->schedule(l.timer, Duration::nanoseconds(delay_ns));
+    } catch (const std::invalid_argument&) {
+      ctx_.add("callback_rearms_refused");
+      return;
+    }
+    // Accepted: judged as an arming at once, so that the rest of the case stays exact.
+    ctx_.violation(Oracle::kWrongResult,
+                   fmt::format("handle #{} of {}: Executor::schedule with a negative delay ({}) "
+                               "from inside its callback was accepted; it must throw "
+                               "std::invalid_argument",
+                               h.id, *h.owner, fmt_ns(delay_ns)));
     {
       std::lock_guard lk(h.mu);
       h.state = HState::kArmed;
       ++h.seq;
-      h.deadline = (Instant::from_ns(t0) + d).ns();
+      h.deadline = t0;
+    }
+    relive(l);
+    armings_.fetch_add(1, std::memory_order::relaxed);
+  }
+
+  // A live handle other than `self` to cancel: one still armed and due by now_ns
+  // among kSiblingTries random picks, else the first armed one picked. The picks
+  // are copied under handles_mu_ and judged after it is released (a handle's mu is
+  // taken alone, as everywhere).
+  Live pick_sibling(const Handle& self, std::int64_t now_ns) {
+    std::array<Live, kSiblingTries> picked;
+    std::size_t n = 0;
+    {
+      std::lock_guard lk(handles_mu_);
+      std::lock_guard slk(script_mu_);
+      for (; n < picked.size() && !live_.empty(); ++n) {
+        picked[n] =
+            live_[std::uniform_int_distribution<std::size_t>(0, live_.size() - 1)(script_rng_)];
+      }
+    }
+    Live any;
+    for (std::size_t i = 0; i < n; ++i) {
+      const Live& l = picked[i];
+      if (l.h.get() == &self) continue;
+      std::int64_t due;
+      {
+        std::lock_guard lk(l.h->mu);
+        if (l.h->state != HState::kArmed) continue;
+        due = l.h->deadline;
+      }
+      if (due <= now_ns) return l;
+      if (any.h == nullptr) any = l;
+    }
+    return any;
+  }
+
+
+  // `log` is null on a worker (a stop window's task): actor logs are single-threaded.
+  // Returns the arming's deadline.
+  std::int64_t arm(Handle& h, const Timer& timer, Duration d, ActorLog* log) {
+    const std::int64_t t0 = now();
+    const std::int64_t deadline = (Instant::from_ns(t0) + d).ns();
+    {
+      std::lock_guard lk(h.mu);
+      h.state = HState::kArmed;
+      ++h.seq;
+      h.deadline = deadline;
     }
     exec_->schedule_at(timer, Instant::from_ns(t0) + d);
     if (log != nullptr) log->sample(Latency::kScheduleCost, now() - t0);
     armings_.fetch_add(1, std::memory_order::relaxed);
+    return deadline;
   }
 
   // cancel: `rearm` says the caller re-arms the handle after a win (it stays live).
-  bool cancel(Handle& h, const Timer& timer, ActorLog& log, bool rearm) {
+  // `log` is null on a worker (a callback's script).
+  bool cancel(Handle& h, const Timer& timer, ActorLog* log, bool rearm) {
     {
       std::lock_guard lk(h.mu);
       if (h.state != HState::kArmed) return false;
       const std::int64_t t0 = now();
       const bool won = exec_->cancel(timer);
-      log.sample(Latency::kCancelCost, now() - t0);
+      if (log != nullptr) log->sample(Latency::kCancelCost, now() - t0);
       if (!won) return false;
       h.state = HState::kCancelled;
       cancelled_.fetch_add(1, std::memory_order::relaxed);
@@ -307,25 +459,30 @@ class ExecutorCase {
   void producer_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log,
                      std::uint64_t quota) {
     const bool thrower = a.role == Role::kThrower;
+    const bool scripted = !thrower && a.scripts_callbacks();
+    std::int64_t latest = INT64_MIN;  // the latest deadline this producer armed
     while (ctx_.take_op(quota)) {
       while (live_count() >= s_.run.max_pending && !ctx_.stopping()) {
         st.set(Phase::kWaiting);
         case_sleep_us(ctx_, 100);
       }
-      const Live l = new_live(&st.name, thrower, 0);
+      const Live l = new_live(&st.name, thrower, 0, scripted ? &a : nullptr);
       Handle* h = l.h.get();
       const Timer& timer = l.timer;
       const std::int64_t d_us = a.delay_us->sample(rng);
       st.set(Phase::kWorking, h->id);
-      arm(*h, timer, Duration::microseconds(d_us), &log);
+      latest = std::max(latest, arm(*h, timer, Duration::microseconds(d_us), &log));
       st.ops.fetch_add(1, std::memory_order::relaxed);
       if (!thrower && a.cancel_probability > 0 &&
           std::bernoulli_distribution(a.cancel_probability)(rng)) {
-        if (cancel(*h, timer, log, /*rearm=*/true)) {
-          arm(*h, timer, Duration::microseconds(d_us + 2 * s_.engine.tick_us), &log);
+        if (cancel(*h, timer, &log, /*rearm=*/true)) {
+          latest = std::max(
+              latest, arm(*h, timer, Duration::microseconds(d_us + 2 * s_.engine.tick_us), &log));
         }
       }
     }
+    std::lock_guard lk(script_mu_);
+    latest_armed_ = std::max(latest_armed_, latest);
   }
 
   void canceller_loop(const Actor& a, ActorState& st, std::mt19937_64& rng, ActorLog& log) {
@@ -341,7 +498,7 @@ class ExecutorCase {
       }
       if (l.h == nullptr) continue;
       st.set(Phase::kWorking, l.h->id);
-      cancel(*l.h, l.timer, log, /*rearm=*/false);
+      cancel(*l.h, l.timer, &log, /*rearm=*/false);
       st.ops.fetch_add(1, std::memory_order::relaxed);
     }
   }
@@ -419,7 +576,7 @@ class ExecutorCase {
         ctx_.violation(
             Oracle::kLostTimer,
             fmt::format("handle #{} of {}: arming {} due at {} never fired nor was cancelled by "
-                        "{} (after {} worker stops)",
+                        "{} (entries migrated by worker stops so far: {})",
                         h.id, *h.owner, h.seq, at(h.deadline), at(now()), st.migrated));
       }
     }
@@ -576,6 +733,11 @@ class ExecutorCase {
   std::atomic<std::uint64_t> armings_{0}, fired_{0}, cancelled_{0}, thrown_{0};
   std::vector<Live> window_;  // handles_mu_ (appended); every stop window's handle
   std::atomic<bool> producers_done_{false};
+  Mutex script_mu_;
+  std::mt19937_64 script_rng_ = ctx_.rng_for(~std::size_t{0});  // script_mu_
+  std::int64_t latest_armed_ = INT64_MIN;                        // script_mu_
+  // relaxed: a late stop only lets a few more actions through.
+  std::atomic<std::int64_t> scripts_until_{INT64_MAX};
   Mutex stops_mu_;
   std::deque<StopRecord> stops_;  // appended under stops_mu_; read after the joins
   std::size_t returned_ = 0;      // shutdown()'s count; read after its thread is joined

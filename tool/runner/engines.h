@@ -72,6 +72,11 @@ void with_token_bits(int bits, F&& f) {
   }
 }
 
+// kSiblingTries: how many random live timers an engine's callback script looks at
+// for a sibling due by now, before it cancels any live one (the timer_service
+// engine's scripts, service_scripts.h, and the executor engine's).
+inline constexpr int kSiblingTries = 8;
+
 // The drivers. Each returns normally after its end-of-case analysis.
 void run_service_engine(CaseContext& ctx);
 // run_service_engine_sim: the kService engine under simulation (ctx.spec().sim);

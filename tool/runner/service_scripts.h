@@ -63,9 +63,6 @@
 
 namespace tlab::tool::runner {
 
-// How many random live tasks a sibling cancel looks at for one due by now.
-inline constexpr int kSiblingTries = 8;
-
 template <class Q, class P>
 std::uint64_t TaskBook<Q, P>::same_pass_links(const Rec& rec) {
   const std::uint64_t pass = pass_.load(std::memory_order::relaxed);

@@ -50,7 +50,7 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
     {"executor",
      SubjectOrigin::kEngine,
      SubjectKind::kExecutor,
-     kEnginePromises | kContainsErrors,
+     kEnginePromises | kContainsErrors | kReentrant,
      {R::kWorkerChurn},
      {R::kWorkerChurn, R::kScheduler, R::kCanceller, R::kThrower},
      {},

@@ -71,7 +71,8 @@
 // entries), executor.cancel_between, executor.before_fire (timer_handle.h).
 // Mutants: worker_drop_on_shutdown (a stopping worker drops its entries: lost
 // timers), executor_stop_retires_wheel_early (a stop retires the wheel before it
-// runs the stop window's tasks), executor_cancel_state_only (timer_handle.h).
+// runs the stop window's tasks), executor_cancel_state_only and
+// executor_fired_after_run (timer_handle.h).
 //
 // Ground rules: a worker's wheel, inbox, tasks and flags follow executor/worker.h's
 // rules (the wheel is its worker's alone). start_worker/stop_worker/shutdown are

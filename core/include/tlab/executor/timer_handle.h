@@ -41,6 +41,10 @@
 // Exactly one winner: try_fire and cancel both CAS from a pending word with the
 // same g; whichever CAS lands first wins, and the other sees a changed word.
 //
+// A callback may arm() or cancel() its own handle: the word is Fired(g) while it
+// runs, so a re-arm starts arming g afresh and nothing after the callback writes
+// the word (the executor_fired_after_run mutant does, and loses that arming).
+//
 // Ground rules: the callback is set at construction and never changed. Any thread
 // may call any operation; `home` is a hint (which worker's wheel holds the current
 // entry, for garbage accounting) and may be stale.
@@ -167,8 +171,16 @@ class TimerCell {
     return home_.load(std::memory_order::relaxed);  // relaxed: pairs with set_home()
   }
 
-  // Runs the callback. Called only by the worker whose try_fire() won.
-  void run() const { callback_(); }
+  // tlab::TimerCell::run: runs the callback. Called only by the worker whose
+  // try_fire(g) won. The word is not touched afterwards: the callback may have
+  // re-armed or cancelled this very handle, and that arming is the current one.
+  void run(std::uint64_t g) {
+    callback_();
+    // The mutant publishes Fired after the callback, overwriting a re-arm it made.
+    if (P::mutated(Mutant::kExecutorFiredAfterRun)) {
+      word_.store(pack(g, TimerState::kFired), std::memory_order::release);
+    }
+  }
 
  private:
   static constexpr unsigned kStateBits = 3;

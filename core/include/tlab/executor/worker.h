@@ -91,7 +91,7 @@ struct alignas(kCacheLine) ExecutorWorker {
       if (e.timer->try_fire(e.generation)) {
         ++fired;
         stats.bump(stats.fired);
-        stats.run_guarded([&] { e.timer->run(); });
+        stats.run_guarded([&] { e.timer->run(e.generation); });
       } else {
         ++garbage_consumed;
         stats.bump(stats.stale_skipped);

@@ -84,6 +84,8 @@ enum class Mutant : std::uint8_t {
   // --- timer_service.h: callbacks that act ---
   kTimerRunDueSamePass,  // run_due runs a task armed during its pass in that same pass
   kTimerTakeDueStrict,   // a pass takes entries due strictly before now, not at now
+  // --- executor/timer_handle.h: callbacks that act ---
+  kExecutorFiredAfterRun,  // Fired is stored after the callback: its own re-arm is overwritten
   kCount
 };
 
@@ -216,6 +218,10 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "instant a driver runs a pass waits for the next pass, late by a whole tick (on real "
      "threads the timer thread spins until its clock moves on)",
      /*under_sim=*/false},
+    {Mutant::kExecutorFiredAfterRun, "executor_fired_after_run", "executor/timer_handle.h",
+     "a fired handle's word is written Fired again after its callback returns, as a handle "
+     "that publishes \"done\" after running would: a re-arm the callback made of its own "
+     "handle is overwritten, its wheel entry goes stale, and the timer is lost"},
 }};
 
 constexpr bool mutant_table_in_order() {
