@@ -1,9 +1,10 @@
 // tlab/tool/runner/engine_service.cc: the kService engine (engines.h) on real
 // threads (StressPlatform) or, for clock: virtual, on one thread with a manual
-// clock (ManualStressPlatform). The case itself is service_case.h; the simulated
+// clock (ManualStressPlatform). The case itself is service_case.h, its end
+// service_case_end.h; the simulated
 // instantiation is engine_service_sim.cc (a translation unit of its own, so the
 // two compile in parallel).
-#include "runner/service_case.h"
+#include "runner/service_case_end.h"
 
 namespace tlab::tool::runner {
 

@@ -3,7 +3,7 @@
 // the driver task of a seeded scheduler (sim_run.h). A scenario on the virtual
 // clock runs here as it would on threads: simulated time is virtual already, and
 // starts at the same 2^62 ns so that huge delays still cross INT64_MAX.
-#include "runner/service_case.h"
+#include "runner/service_case_end.h"
 
 namespace tlab::tool::runner {
 
