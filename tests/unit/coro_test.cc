@@ -537,5 +537,42 @@ TYPED_TEST(CoroTest, MutantTimerLeakIsDetected) {
   EXPECT_EQ((pending_timers_after_won_race<TypeParam, MP>()), 1u) << "kCoroTimerLeak survived";
 }
 
+// A coroutine whose callback re-arms at 0 three times: with_timeout(Event, 0)
+// from inside a resumed coroutine. Returns the loop passes (run_once calls) at
+// which its four timeouts won; each must win a pass after the one that armed it.
+template <class Tag, class P>
+std::vector<std::uint64_t> passes_of_a_zero_chain() {
+  using Loop = typename Tag::template Loop<P>;
+  ManualClock clock;
+  Loop loop(clock);
+  std::vector<std::uint64_t> won_at;
+  loop.spawn([](Loop& l, std::vector<std::uint64_t>& out) -> Task<void> {
+    for (int i = 0; i < 4; ++i) {
+      Event<int, Loop> never(l);
+      Timed<int> t = co_await with_timeout(l, never, i == 0 ? ms(1) : Duration::zero());
+      EXPECT_TRUE(t.timed_out());
+      out.push_back(l.stats().passes);
+    }
+  }(loop, won_at));
+  for (int i = 0; i < 8; ++i) {
+    clock.advance(ms(1));
+    loop.run_once();
+  }
+  EXPECT_EQ(won_at.size(), 4u);
+  return won_at;
+}
+
+// with_timeout's due timer wins in the next pass, never inline: the mutant
+// kCoroDueTimeoutInline runs the whole chain inside one pass.
+TYPED_TEST(CoroTest, ZeroTimeoutFromACallbackWinsInTheNextPass) {
+  const std::vector<std::uint64_t> real = passes_of_a_zero_chain<TypeParam, ManualStdPlatform>();
+  ASSERT_EQ(real.size(), 4u);
+  for (std::size_t i = 1; i < real.size(); ++i) EXPECT_EQ(real[i], real[i - 1] + 1);
+  using MP = testing::MutantPlatform<ManualStdPlatform, Mutant::kCoroDueTimeoutInline>;
+  const std::vector<std::uint64_t> bad = passes_of_a_zero_chain<TypeParam, MP>();
+  ASSERT_EQ(bad.size(), 4u);
+  EXPECT_EQ(bad.front(), bad.back()) << "kCoroDueTimeoutInline survived";
+}
+
 }  // namespace
 }  // namespace tlab

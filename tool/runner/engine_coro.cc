@@ -12,21 +12,43 @@
 // coroutine that loses to its timeout keeps sleeping detached; run() returns when
 // every coroutine and detached loser is done, and then joins the setters.
 //
+// A scheduler is one coroutine too: per operation it starts a timer, a coroutine
+// that awaits with_timeout(loop, its own Event, delay_us): the timeout winning is
+// the timer firing, and the code after it is the timer's callback, on the loop
+// thread inside the pass that resumed it; an Event set() is a cancel, whose
+// answer is set()'s (true: it resumed the waiter, PREVENTED; false: TOO_LATE).
+// With cancel_probability the scheduler cancels its previous timer one pass later.
+// With callback_* probabilities (scenario.h) each timer's callback acts before
+// it returns: cancels itself (it fired: set() must return false), cancels a
+// sibling (one due by now when one of kSiblingTries random picks is), or re-arms
+// (the same coroutine awaits a new timer callback_rearm_delay_us ahead; a
+// negative delay must be refused). Scripts act until the latest deadline the
+// schedulers armed, so chains end and run() returns.
+//
 // Oracles: early_fire (the sleep completed before its delay, or the timeout fired
 // before its duration), task_exceptions (an
 // exception escaped a spawned coroutine), conservation (timer entries left in the
 // loop's queue once every coroutine finished: a timer that was never cancelled),
 // undeserved_timeout (the timeout won though the awaited sleep was due, or the
 // awaited Event's set() had returned, the grace before the timeout's deadline:
-// judge_undeserved, engines.h).
+// judge_undeserved, engines.h). Timers of schedulers: early_fire;
+// fired_after_cancel (set() said PREVENTED, or a timer's own set() did after it
+// fired, yet the timeout won); wrong_result (set() said TOO_LATE though the timer
+// was not due yet, or the Event won after set() said TOO_LATE; a negative delay
+// accepted); same_pass_fire (a timer armed by a callback resumed in the pass that
+// armed it: with_timeout promises the next pass); starvation (a chain's
+// thousandth link within one pass; that pass's callbacks then re-arm nothing).
+#include <array>
 #include <atomic>
 #include <deque>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
 
 #include <fmt/format.h>
 
+#include "oracles/timer_ledger.h"
 #include "runner/engines.h"
 #include "runner/sim_run.h"
 #include "tlab/coro/event.h"
@@ -68,7 +90,15 @@ class CoroCase {
     stress::seed_thread(ctx_.thread_seed(refs.size()));
     for (std::size_t i = 0; i < refs.size(); ++i) {
       Ref& r = refs[i];
-      loop.spawn(body(loop, *r.a, *r.st, ctx_.rng_for(r.index), ctx_.share(i, refs.size())));
+      if (r.a->role == Role::kScheduler) {
+        if (r.a->mode != ScheduleMode::kOnce) {
+          throw std::invalid_argument("coroutine timers are one-shot: scheduler mode must be once");
+        }
+        ++schedulers_left_;
+        loop.spawn(scheduler(loop, *r.a, *r.st, ctx_.rng_for(r.index), ctx_.share(i, refs.size())));
+      } else {
+        loop.spawn(body(loop, *r.a, *r.st, ctx_.rng_for(r.index), ctx_.share(i, refs.size())));
+      }
     }
     loop.run();
     // Every setter has slept and set its Event by now or soon: the Events outlive
@@ -79,6 +109,11 @@ class CoroCase {
     ctx_.set_counter("timers_fired", st.timers_fired);
     ctx_.set_counter("completed", completed_);
     ctx_.set_counter("timed_out", timed_out_);
+    if (timers_ > 0) {
+      ctx_.set_counter("coro_timers", timers_);
+      ctx_.set_counter("coro_timers_fired", timers_fired_);
+      ctx_.set_counter("coro_timers_cancelled", timers_cancelled_);
+    }
     if (st.unhandled_exceptions > 0) {
       ctx_.violation(
           Oracle::kTaskExceptions,
@@ -95,6 +130,222 @@ class CoroCase {
   }
 
  private:
+  // One timer of a scheduler (the header above): its coroutine's frame owns it;
+  // live_ points to it from arming to resolution. Loop thread only.
+  struct TimerRec {
+    explicit TimerRec(Loop& loop) : event(loop) {}
+    Event<int, Loop> event;
+    std::uint64_t id = 0;
+    const std::string* owner = nullptr;  // the scheduler's ActorState::name
+    std::int64_t deadline = 0;           // loop clock
+    std::uint64_t armed_pass = 0;        // the pass whose callback armed it; 0: a scheduler
+    std::uint64_t links = 0;             // links of its chain run in armed_pass before it
+    std::size_t live_at = 0;             // index in live_ while live
+    bool set = false;                    // its Event was set: a cancel
+    bool set_won = false;                // ... and set() returned true (PREVENTED)
+    std::int64_t set_at = 0;             // when (loop clock)
+    const char* by = "";                 // who set it
+  };
+
+  Task<void> scheduler(Loop& loop, const Actor& a, ActorState& st, std::mt19937_64 rng,
+                       std::uint64_t quota) {
+    const Actor* script = a.scripts_callbacks() ? &a : nullptr;
+    std::uint64_t prev = 0;  // the id of the timer started last, 0: none
+    while (ctx_.take_op(quota)) {
+      st.set(Phase::kWorking);
+      // The previous timer, armed since (its coroutine, spawned a pass ago, ran
+      // before this one resumed): cancelled a pass after it started, like a
+      // response cancelling its timeout, unless it is over already.
+      if (prev != 0 && a.cancel_probability > 0 &&
+          std::bernoulli_distribution(a.cancel_probability)(rng)) {
+        if (TimerRec* t = find_live(prev); t != nullptr && !t->set)
+          cancel_timer(*t, "its scheduler");
+      }
+      const std::int64_t d = a.delay_us->sample(rng) * 1000;
+      prev = 0;
+      if (d < 0) {
+        refuse_negative(loop, d, st.name);
+      } else {
+        prev = ++next_id_;
+        loop.spawn(timer(loop, st.name, script, prev, d));
+        latest_ = std::max(latest_, (loop.now() + Duration::nanoseconds(d)).ns());
+      }
+      st.ops.fetch_add(1, std::memory_order::relaxed);
+      st.set(Phase::kSleeping);
+      co_await sleep_for(loop, Duration::zero());  // one timer per pass
+    }
+    if (--schedulers_left_ == 0) scripts_until_ = latest_;
+    st.set(Phase::kDone);
+  }
+
+  // A timer and its chain: each link awaits its own Event under a timeout; the
+  // code after a won timeout is the link's callback.
+  Task<void> timer(Loop& loop, const std::string& owner, const Actor* script, std::uint64_t id,
+                   std::int64_t delay) {
+    std::uint64_t armed_pass = 0, links = 0;
+    for (;;) {
+      TimerRec rec(loop);
+      rec.id = id;
+      rec.owner = &owner;
+      rec.deadline = (loop.now() + Duration::nanoseconds(delay)).ns();
+      rec.armed_pass = armed_pass;
+      rec.links = links;
+      add_live(rec);
+      ++timers_;
+      auto r = co_await with_timeout(loop, rec.event, Duration::nanoseconds(delay));
+      remove_live(rec);
+      const std::int64_t back = loop.now().ns();
+      const std::uint64_t pass = loop.stats().passes;
+      if (r.completed()) {
+        ++timers_cancelled_;
+        if (!rec.set_won) {
+          ctx_.violation(Oracle::kWrongResult,
+                         fmt::format("timer #{} of {}: its Event won the race, but the set() by "
+                                     "{} at {} had returned false (TOO_LATE)",
+                                     rec.id, owner, rec.by, at(rec.set_at)));
+        }
+        co_return;
+      }
+      ++timers_fired_;
+      if (back < rec.deadline) {
+        ctx_.violation(
+            Oracle::kEarlyFire,
+            fmt::format("timer #{} of {}: its timeout won at {}, {} before its "
+                        "deadline {}",
+                        rec.id, owner, at(back), fmt_ns(rec.deadline - back), at(rec.deadline)));
+      }
+      if (rec.set && rec.set_won) {
+        ctx_.violation(Oracle::kFiredAfterCancel,
+                       fmt::format("timer #{} of {}: set() by {} at {} returned true (it "
+                                   "resumed the waiter: PREVENTED), yet the timeout won",
+                                   rec.id, owner, rec.by, at(rec.set_at)));
+      }
+      std::uint64_t chain = 0;
+      if (rec.armed_pass != 0 && rec.armed_pass == pass) {
+        chain = rec.links + 1;
+        ctx_.violation(Oracle::kSamePassFire,
+                       fmt::format("timer #{} of {} was armed by a callback in loop pass {} and "
+                                   "its timeout won in that same pass; with_timeout's timer "
+                                   "wins in the next pass",
+                                   rec.id, owner, pass));
+        if (chain >= TimerLedger::kDefaultStarvationAfter && starved_pass_ != pass) {
+          starved_pass_ = pass;
+          ctx_.violation(Oracle::kStarvation,
+                         fmt::format("the chain of timer #{} of {} ran {} links within loop pass "
+                                     "{}, each armed by the callback of the one before: the "
+                                     "pass would not return (its callbacks re-arm nothing more)",
+                                     rec.id, owner, chain, pass));
+        }
+      }
+      if (script == nullptr || back > scripts_until_) co_return;
+      const std::optional<std::int64_t> next = perform_script(loop, rec, *script);
+      if (!next || starved_pass_ == pass) co_return;
+      ctx_.add("callback_rearms");
+      delay = *next;
+      armed_pass = pass;
+      links = chain;
+      id = ++next_id_;
+    }
+  }
+
+  // The callback script of a fired timer (the header above); returns the re-arm's
+  // delay, if it re-arms. Loop thread, inside the pass that resumed the timer.
+  std::optional<std::int64_t> perform_script(Loop& loop, TimerRec& rec, const Actor& a) {
+    auto draw = [this](double p) { return p > 0 && std::bernoulli_distribution(p)(script_rng_); };
+    const bool self = draw(a.callback_self_cancel_probability);
+    const bool sibling = draw(a.callback_cancel_probability);
+    const bool rearm = draw(a.callback_rearm_probability);
+    // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
+    const std::int64_t delay = rearm && a.callback_rearm_delay_us
+                                   ? a.callback_rearm_delay_us->sample(script_rng_) * 1000
+                                   : 0;
+    if (self && !rec.set) {
+      ctx_.add("callback_self_cancels");
+      rec.set = true;
+      rec.set_at = loop.now().ns();
+      if (rec.event.set(1)) {
+        ctx_.violation(Oracle::kFiredAfterCancel,
+                       fmt::format("timer #{} of {}: set() from inside its own callback at {} "
+                                   "returned true (it resumed a waiter), but the timer had fired",
+                                   rec.id, *rec.owner, at(rec.set_at)));
+      }
+    }
+    if (sibling) {
+      if (TimerRec* target = pick_sibling(rec, loop.now().ns())) {
+        ctx_.add("callback_cancels");
+        cancel_timer(*target, "a sibling's callback");
+      }
+    }
+    if (!rearm) return std::nullopt;
+    if (delay < 0) {
+      refuse_negative(loop, delay, *rec.owner);
+      return std::nullopt;
+    }
+    return delay;
+  }
+
+  // A cancel: set() on a live timer's Event. A timer not due yet cannot have been
+  // resumed by its timeout (never early), so set() must win.
+  void cancel_timer(TimerRec& rec, const char* by) {
+    rec.set = true;
+    rec.by = by;
+    rec.set_at = loop_now();
+    rec.set_won = rec.event.set(1);
+    if (!rec.set_won && rec.set_at < rec.deadline) {
+      ctx_.violation(Oracle::kWrongResult,
+                     fmt::format("timer #{} of {}: set() by {} at {} returned false (TOO_LATE), "
+                                 "but its timeout was not due until {}",
+                                 rec.id, *rec.owner, by, at(rec.set_at), at(rec.deadline)));
+    }
+  }
+
+  // with_timeout must refuse a negative delay (std::invalid_argument).
+  void refuse_negative(Loop& loop, std::int64_t d, const std::string& who) {
+    Event<int, Loop> unused(loop);
+    try {
+      (void)with_timeout(loop, unused, Duration::nanoseconds(d));
+    } catch (const std::invalid_argument&) {
+      ctx_.add("callback_rearms_refused");
+      return;
+    }
+    ctx_.violation(Oracle::kWrongResult,
+                   fmt::format("{}: with_timeout with a negative delay ({}) was accepted; it "
+                               "must throw std::invalid_argument",
+                               who, fmt_ns(d)));
+  }
+
+  // A live timer other than `self`: one due by now_ns among kSiblingTries random
+  // picks, else the first one picked; null if there is none.
+  TimerRec* pick_sibling(const TimerRec& self, std::int64_t now_ns) {
+    TimerRec* any = nullptr;
+    for (int i = 0; i < kSiblingTries && !live_.empty(); ++i) {
+      TimerRec* t =
+          live_[std::uniform_int_distribution<std::size_t>(0, live_.size() - 1)(script_rng_)];
+      if (t == &self || t->set) continue;
+      if (t->deadline <= now_ns) return t;
+      if (any == nullptr) any = t;
+    }
+    return any;
+  }
+
+  void add_live(TimerRec& rec) {
+    rec.live_at = live_.size();
+    live_.push_back(&rec);
+  }
+  void remove_live(TimerRec& rec) {
+    TimerRec* last = live_.back();
+    last->live_at = rec.live_at;
+    live_[rec.live_at] = last;
+    live_.pop_back();
+  }
+  TimerRec* find_live(std::uint64_t id) {
+    for (TimerRec* t : live_) {
+      if (t->id == id) return t;
+    }
+    return nullptr;
+  }
+  std::int64_t loop_now() const { return clock_.now().ns(); }
+
   Task<void> body(Loop& loop, const Actor& a, ActorState& st, std::mt19937_64 rng,
                   std::uint64_t quota) {
     ActorLog& log = ctx_.log_of(st);
@@ -202,6 +453,15 @@ class CoroCase {
   typename P::Clock clock_;                      // the loop's clock: Loop keeps a reference to it
   std::uint64_t completed_ = 0, timed_out_ = 0;  // loop thread only
   std::deque<EventOp> event_ops_;                // loop thread only; joined after the loop ran
+  // Schedulers' timers, loop thread only (no lock: one thread, or one simulated task).
+  std::vector<TimerRec*> live_;
+  std::uint64_t next_id_ = 0;
+  std::uint64_t timers_ = 0, timers_fired_ = 0, timers_cancelled_ = 0;
+  std::uint64_t starved_pass_ = 0;
+  std::size_t schedulers_left_ = 0;
+  std::int64_t latest_ = INT64_MIN;         // the latest deadline a scheduler armed
+  std::int64_t scripts_until_ = INT64_MAX;  // latest_, once every scheduler is done
+  std::mt19937_64 script_rng_ = ctx_.rng_for(~std::size_t{0});
 };
 
 }  // namespace

@@ -30,8 +30,9 @@ CaseTarget engine_target(const Scenario& s, std::string_view strategy) {
                   [](const Actor& a) { return a.scripts_callbacks(); })) {
     t.drive = [run = engine->run_case, name = engine->name](runner::CaseContext& ctx) {
       ctx.note(fmt::format(
-          "callback scripts not performed: the {} engine does not run them (the timer_service "
-          "engine does, and a subject whose callbacks may call it does, under --subject)",
+          "callback scripts not performed: the {} engine does not run them (the timer_service, "
+          "executor and coroutine_loop engines do, and a subject whose callbacks may call it "
+          "does, under --subject)",
           name));
       run(ctx);
     };

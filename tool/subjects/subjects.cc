@@ -36,12 +36,13 @@ const std::array<SubjectInfo, 9> kEngineSubjects{{
     {"coroutine_loop",
      SubjectOrigin::kEngine,
      SubjectKind::kCoroutineLoop,
-     kEnginePromises | kContainsErrors | kNoSpuriousTimeout,
+     kEnginePromises | kContainsErrors | kNoSpuriousTimeout | kReentrant | kNextPass,
      {R::kCoroutineTask},
-     {R::kCoroutineTask},
+     {R::kCoroutineTask, R::kScheduler},
      {},
      true,
-     "EventLoop<Q, P>: co_await with_timeout(sleep_for(delay), timeout) (seed 004)",
+     "EventLoop<Q, P>: co_await with_timeout(sleep_for(delay), timeout) (seed 004); a "
+     "scheduler's timers are coroutines awaiting with_timeout(Event, delay)",
      &runner::run_coroutine_engine,
      nullptr,
      {{{"fire_lateness", {}}}},
@@ -342,6 +343,15 @@ const SubjectInfo* engine_for(const Scenario& s, std::string& why, std::string* 
           "stale_probability is for a subject (--subject): only the generic driver cancels "
           "settled timers' handles; tlab's own engines test stale tokens with token_bits "
           "(aba_wraparound). Remove it, set 0, or run with --subject";
+      return nullptr;
+    }
+    if (s.actors[i].role == Role::kScheduler && s.actors[i].mode != ScheduleMode::kOnce &&
+        chosen->name != "timer_service") {
+      if (pointer != nullptr) *pointer = fmt::format("/actors/{}/mode", i);
+      why = fmt::format(
+          "periodic modes are for the timer_service engine and subjects (--subject); the {} "
+          "engine's timers are one-shot. Remove mode, or run with --subject",
+          chosen->name);
       return nullptr;
     }
     if (s.actors[i].rearm_probability > 0 && chosen->name != "timer_service") {

@@ -57,8 +57,10 @@
 // Contract: d < 0 throws std::invalid_argument from the with_timeout call
 // (checked_delay). d == 0 still starts a Task (it wins if it finishes without
 // suspending) and an already-set Event wins without arming anything; otherwise
-// the timer is due at once and wins in the next pass. An exception from the
-// awaitable, when it wins, is rethrown from the co_await.
+// the timer is due at once and wins in the next pass. An exception from the awaitable, when
+// it wins, is rethrown from the co_await. (Mutant kCoroDueTimeoutInline lets an
+// Event's already-due timeout win inline instead: a coroutine re-arming at 0 from
+// its callback then never leaves the pass.)
 //
 // Ground rules: loop thread only (except Event::set). The awaiter is pinned once
 // awaited; it lives in the awaiting frame.
@@ -163,6 +165,19 @@ class TimeoutRace {
     const bool won = slot_->token.resolve(token_);
     TLAB_CHECK(won, "with_timeout: unshared token already resolved");
     slot_->outcome = TimeoutResult::kCanceled;
+  }
+
+  // The kCoroDueTimeoutInline mutant's shortcut: a timeout already due wins here,
+  // in the awaiting coroutine's own resumption, instead of in the next pass's
+  // expire (the contract above: "the timer is due at once and wins in the next
+  // pass"). Returns true if it took the race.
+  bool expire_if_due() {
+    if (deadline_ > loop_->now()) return false;
+    const bool won = slot_->token.resolve(token_);
+    TLAB_CHECK(won, "with_timeout: unshared token already resolved");
+    slot_->outcome = TimeoutResult::kExpired;
+    loop_->cancel_timer(timer_);
+    return true;
   }
 
   // tlab::detail::TimeoutRace::finish: after resuming. Cancels the timer entry if
@@ -309,6 +324,9 @@ class [[nodiscard]] EventTimeout : detail::TimeoutRace<Loop> {
   bool await_ready() const { return event_->is_set(); }
   bool await_suspend(std::coroutine_handle<> h) {
     this->arm(h);
+    if (Loop::Platform::mutated(Mutant::kCoroDueTimeoutInline) && this->expire_if_due()) {
+      return false;
+    }
     if (event_->register_race(this->slot_, this->token_)) return true;
     this->win_locally();  // set between await_ready and now: resume at once
     return false;

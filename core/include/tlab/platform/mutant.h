@@ -86,6 +86,8 @@ enum class Mutant : std::uint8_t {
   kTimerTakeDueStrict,   // a pass takes entries due strictly before now, not at now
   // --- executor/timer_handle.h: callbacks that act ---
   kExecutorFiredAfterRun,  // Fired is stored after the callback: its own re-arm is overwritten
+  // --- coro/with_timeout.h: callbacks that act ---
+  kCoroDueTimeoutInline,  // an already-due timeout wins at once, without waiting for a pass
   kCount
 };
 
@@ -222,6 +224,10 @@ inline constexpr std::array<MutantInfo, kMutantCount> kMutantInfo{{
      "a fired handle's word is written Fired again after its callback returns, as a handle "
      "that publishes \"done\" after running would: a re-arm the callback made of its own "
      "handle is overwritten, its wheel entry goes stale, and the timer is lost"},
+    {Mutant::kCoroDueTimeoutInline, "coro_due_timeout_inline", "coro/with_timeout.h",
+     "with_timeout on an Event whose timeout is already due wins at once, without suspending: "
+     "a coroutine that re-arms at 0 from its callback runs again in the same loop pass, and a "
+     "chain of them never lets the pass return (same pass, starvation)"},
 }};
 
 constexpr bool mutant_table_in_order() {
