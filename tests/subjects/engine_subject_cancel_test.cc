@@ -266,5 +266,26 @@ TEST(RearmProbability, OnlyTheTimerServiceEngineTakesIt) {
   EXPECT_EQ(pointer, "/engine/max_pending");
 }
 
+// Periodic timers are the timer service's (and subjects'): the executor and the
+// coroutine loop, whose scheduler timers are one-shot, refuse a periodic mode at
+// the actor's field rather than fail inside the case.
+TEST(SchedulerMode, PeriodicModesOnlyOnTheTimerServiceEngine) {
+  for (const char* name : {"worker_churn", "coroutine_callbacks"}) {
+    SCOPED_TRACE(name);
+    Scenario sc = load(name);
+    std::string why, pointer;
+    std::size_t scheduler = sc.actors.size();
+    for (std::size_t i = 0; i < sc.actors.size(); ++i) {
+      if (sc.actors[i].role == Role::kScheduler) scheduler = i;
+    }
+    ASSERT_LT(scheduler, sc.actors.size());
+    ASSERT_NE(engine_for(sc, why, &pointer), nullptr) << why;
+    sc.actors[scheduler].mode = ScheduleMode::kFixedDelay;
+    EXPECT_EQ(engine_for(sc, why, &pointer), nullptr);
+    EXPECT_EQ(pointer, fmt::format("/actors/{}/mode", scheduler));
+    EXPECT_NE(why.find("one-shot"), std::string::npos) << why;
+  }
+}
+
 }  // namespace
 }  // namespace tlab::tool
