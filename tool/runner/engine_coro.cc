@@ -49,6 +49,7 @@
 #include <fmt/format.h>
 
 #include "oracles/timer_ledger.h"
+#include "runner/callback_draws.h"
 #include "runner/engines.h"
 #include "runner/sim_run.h"
 #include "tlab/coro/event.h"
@@ -164,7 +165,7 @@ class CoroCase {
       const std::int64_t d = a.delay_us->sample(rng) * 1000;
       prev = 0;
       if (d < 0) {
-        refuse_negative(loop, d, st.name);
+        refuse_negative(loop, d, st.name, "refused");
       } else {
         prev = ++next_id_;
         loop.spawn(timer(loop, st.name, script, prev, d));
@@ -251,14 +252,9 @@ class CoroCase {
   // The callback script of a fired timer (the header above); returns the re-arm's
   // delay, if it re-arms. Loop thread, inside the pass that resumed the timer.
   std::optional<std::int64_t> perform_script(Loop& loop, TimerRec& rec, const Actor& a) {
-    auto draw = [this](double p) { return p > 0 && std::bernoulli_distribution(p)(script_rng_); };
-    const bool self = draw(a.callback_self_cancel_probability);
-    const bool sibling = draw(a.callback_cancel_probability);
-    const bool rearm = draw(a.callback_rearm_probability);
-    // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
-    const std::int64_t delay = rearm && a.callback_rearm_delay_us
-                                   ? a.callback_rearm_delay_us->sample(script_rng_) * 1000
-                                   : 0;
+    const CallbackDraws d = draw_callback(a, script_rng_);
+    const bool self = d.self, sibling = d.sibling, rearm = d.rearm;
+    const std::int64_t delay = d.rearm_delay_ns;
     if (self && !rec.set) {
       ctx_.add("callback_self_cancels");
       rec.set = true;
@@ -278,7 +274,7 @@ class CoroCase {
     }
     if (!rearm) return std::nullopt;
     if (delay < 0) {
-      refuse_negative(loop, delay, *rec.owner);
+      refuse_negative(loop, delay, *rec.owner, "callback_rearms_refused");
       return std::nullopt;
     }
     return delay;
@@ -300,12 +296,13 @@ class CoroCase {
   }
 
   // with_timeout must refuse a negative delay (std::invalid_argument).
-  void refuse_negative(Loop& loop, std::int64_t d, const std::string& who) {
+  // `counter` counts the refusals (a scheduler's own, or a callback's re-arm).
+  void refuse_negative(Loop& loop, std::int64_t d, const std::string& who, const char* counter) {
     Event<int, Loop> unused(loop);
     try {
       (void)with_timeout(loop, unused, Duration::nanoseconds(d));
     } catch (const std::invalid_argument&) {
-      ctx_.add("callback_rearms_refused");
+      ctx_.add(counter);
       return;
     }
     ctx_.violation(Oracle::kWrongResult,

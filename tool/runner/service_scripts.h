@@ -59,6 +59,7 @@
 #include <random>
 
 #include "oracles/timer_ledger.h"
+#include "runner/callback_draws.h"
 #include "runner/service_tasks.h"
 
 namespace tlab::tool::runner {
@@ -113,20 +114,13 @@ template <class Q, class P>
 void TaskBook<Q, P>::perform_script(Rec& rec, std::uint64_t links) {
   if (now() > scripts_until_.load(std::memory_order::relaxed)) return;
   const Actor& a = *rec.script;
-  bool self, sibling, rearm;
-  std::int64_t delay_ns = 0;
+  CallbackDraws d;
   {
     std::lock_guard lk(script_mu_);
-    auto draw = [this](double p) { return p > 0 && std::bernoulli_distribution(p)(script_rng_); };
-    self = draw(a.callback_self_cancel_probability);
-    sibling = draw(a.callback_cancel_probability);
-    rearm = draw(a.callback_rearm_probability) &&
-            starved_pass_ != pass_.load(std::memory_order::relaxed);
-    // |callback_rearm_delay_us| <= 9e15 (the schema), so * 1000 fits.
-    if (rearm && a.callback_rearm_delay_us) {
-      delay_ns = a.callback_rearm_delay_us->sample(script_rng_) * 1000;
-    }
+    d = draw_callback(a, script_rng_, starved_pass_ != pass_.load(std::memory_order::relaxed));
   }
+  const bool self = d.self, sibling = d.sibling, rearm = d.rearm;
+  const std::int64_t delay_ns = d.rearm_delay_ns;
   static const std::string kSelf = "its own callback";
   static const std::string kSibling = "a sibling's callback";
   if (self) {

@@ -199,7 +199,7 @@ struct Actor {
   // (callback_rearm_delay_us ahead, default 0: due at once; the new timer draws its
   // own script), cancels another live timer, one due in the same poll when there
   // is one, or cancels itself. The timer_service, executor and coroutine_loop
-  // engines perform them too (runner/service_scripts.h, runner/engine_executor.cc,
+  // engines perform them too (runner/service_scripts.h, runner/executor_scripts.h,
   // runner/engine_coro.cc); the other built-in engines note that they do not.
   double callback_rearm_probability = 0.0;
   std::optional<Distribution> callback_rearm_delay_us;
